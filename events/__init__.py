@@ -1,0 +1,20 @@
+"""The event vocabulary. Importing this package registers every event type."""
+
+from events import cage, license, tables
+from events.base import Event, event, from_data, registered, to_data, upcaster
+from events.envelope import GENESIS_HASH, Envelope, seal
+
+__all__ = [
+    "GENESIS_HASH",
+    "Envelope",
+    "Event",
+    "cage",
+    "event",
+    "from_data",
+    "license",
+    "registered",
+    "seal",
+    "tables",
+    "to_data",
+    "upcaster",
+]

@@ -1,0 +1,140 @@
+"""The event vocabulary's foundation: the ``Event`` base and the registry of names and versions.
+
+Every event is a frozen, slotted, keyword-only dataclass with a stable ``NAME`` and
+``VERSION``. Bodies convert to plain data (dicts, lists, str, int, bool, None) for the
+codec and back; an older version is upcast on read, never rewritten in the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar, Union
+
+Data = dict[str, Any]
+Upcaster = Callable[[Data], Data]
+
+
+class Event:
+    """Base of every event body. Subclasses are registered with :func:`event`."""
+
+    __slots__ = ()
+    NAME: ClassVar[str]
+    VERSION: ClassVar[int]
+
+
+E = TypeVar("E", bound=type[Event])
+
+
+class UnknownEvent(KeyError):
+    """An event type the registry does not know (a newer writer, or a corrupted log)."""
+
+
+_REGISTRY: dict[str, type[Event]] = {}
+_UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+_DECODERS: dict[type[Any], Callable[[Any], Any]] = {}
+
+
+def event(name: str, version: int = 1) -> Callable[[E], E]:
+    """Register an event class under a stable ``name`` and schema ``version``."""
+
+    def register(cls: E) -> E:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"event name {name!r} registered twice")
+        cls.NAME = name
+        cls.VERSION = version
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def upcaster(name: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
+    """Register a function that turns ``name`` data of ``from_version`` into the next version."""
+
+    def register(fn: Upcaster) -> Upcaster:
+        _UPCASTERS[(name, from_version)] = fn
+        return fn
+
+    return register
+
+
+def event_class(name: str) -> type[Event]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownEvent(name) from None
+
+
+def registered() -> Mapping[str, type[Event]]:
+    return dict(_REGISTRY)
+
+
+def to_data(value: Any) -> Any:
+    """Plain data for a body: dataclasses become dicts, tuples lists, mappings dicts."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_data(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: to_data(v) for k, v in value.items()}
+    return value
+
+
+def upcast(name: str, version: int, data: Data) -> Data:
+    """Bring ``data`` written at ``version`` up to the registered class's version."""
+    target = event_class(name).VERSION
+    while version < target:
+        data = _UPCASTERS[(name, version)](data)
+        version += 1
+    return data
+
+
+def from_data(name: str, version: int, data: Data) -> Event:
+    """Rebuild the event body named ``name`` from plain data, upcasting old versions."""
+    cls = event_class(name)
+    if version != cls.VERSION:
+        data = upcast(name, version, data)
+    result: Event = _decoder(cls)(data)
+    return result
+
+
+def _decoder(tp: Any) -> Callable[[Any], Any]:
+    cached = _DECODERS.get(tp)
+    if cached is None:
+        cached = _build_decoder(tp)
+        _DECODERS[tp] = cached
+    return cached
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _build_decoder(tp: Any) -> Callable[[Any], Any]:
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(tp) if f.init]
+        cls = tp
+
+        def decode_dataclass(data: Any) -> Any:
+            return cls(**{name: conv(data[name]) for name, conv in fields if name in data})
+
+        return decode_dataclass
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _decoder(args[0])
+        if item is _identity:
+            return tuple
+        return lambda data: tuple(item(v) for v in data)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1:
+            conv = _decoder(inner[0])
+            if conv is _identity:
+                return _identity
+            return lambda data: None if data is None else conv(data)
+    return _identity

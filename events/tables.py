@@ -1,0 +1,103 @@
+"""Events of a game table's stream ``table:<id>``: the round lifecycle every table game shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from events.base import Event, event
+
+
+@event("TableOpened")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableOpened(Event):
+    """A table was opened with its full configuration (game options, limits, outcome mode)."""
+
+    table: str
+    game: str
+    config: Mapping[str, Any]
+    outcome_mode: str  # "dealer": physical device, result entered; "rng": server draws
+
+
+@event("RoundOpened")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundOpened(Event):
+    """The dealer opened a round for bets."""
+
+    round: int
+
+
+@event("BetPlaced")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetPlaced(Event):
+    """A bet is on the layout; its amount has left the player's balance."""
+
+    round: int
+    bet_id: str
+    player: str
+    bet: Mapping[str, Any]
+    amount: int
+
+
+@event("BetCancelled")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetCancelled(Event):
+    """A bet was taken back before no more bets; its amount returned to the player."""
+
+    round: int
+    bet_id: str
+    player: str
+    amount: int
+
+
+@event("NoMoreBets")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoMoreBets(Event):
+    """The dealer called "No more bets" (4620.4(c)(1)); later bets are refused."""
+
+    round: int
+
+
+@event("OutcomeRecorded")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutcomeRecorded(Event):
+    """The round's result: entered by the dealer (source ``dealer``) or drawn (``rng``).
+
+    For roulette ``outcome`` is ``{"pocket": "00", "spun_from": "17"}``.
+    """
+
+    round: int
+    outcome: Mapping[str, Any]
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetSettlement:
+    """One bet's end: ``paid`` is the amount back to the player (stake plus winnings)."""
+
+    bet_id: str
+    player: str
+    amount: int
+    result: str
+    paid: int
+
+
+@event("Settled")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settled(Event):
+    """Every bet of the round settled against its outcome; ``paid`` sums what went back."""
+
+    round: int
+    outcome: Mapping[str, Any]
+    settlements: tuple[BetSettlement, ...]
+    wagered: int
+    paid: int
+
+
+@event("TableClosed")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableClosed(Event):
+    """The table closed; every later command gets ``table_closed``."""
+
+    reason: str

@@ -1,0 +1,119 @@
+"""The checkpointed runner: tails the org log and feeds every projection, exactly once.
+
+The projections' states and the id of the last org-log entry folded are saved together in
+one value (one SET), so a process that dies between two steps resumes from a state that
+has folded exactly the events up to its checkpoint, and folds each later event once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import msgpack
+import redis.exceptions
+import structlog
+
+from projections.base import Projection
+from services.store import keys
+from services.store.redis_store import EventStore
+
+log = structlog.get_logger(__name__)
+
+CHECKPOINT = "runner"
+BATCH = 1000
+"""Org-log entries fetched per read (1,000 beats 10,000 for decode + fold, DESIGN.md)."""
+
+
+def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, bytes]]) -> None:
+    """Decode only what the folds need (type, stream, data) and apply it to each."""
+    unpackb = msgpack.unpackb
+    for _log_id, raw in entries:
+        f = unpackb(raw, raw=False)
+        for p in projections:
+            p.apply(f[1], f[3], f[11])
+
+
+class ProjectionRunner:
+    """Runs projections over the org log with an atomic checkpoint."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        projections: Sequence[Projection],
+        *,
+        checkpoint_every: float = 0.5,
+    ) -> None:
+        self.store = store
+        self.projections = list(projections)
+        self.checkpoint_every = checkpoint_every
+        self.last_id = "0"
+        self.saved_id = "0"
+        self.folded = 0
+        self._key = keys.projection(store.org, CHECKPOINT)
+
+    async def load_checkpoint(self) -> None:
+        raw = await self.store.redis.get(self._key)
+        if raw is None:
+            return
+        saved: dict[str, Any] = msgpack.unpackb(raw, raw=False)
+        for p in self.projections:
+            if p.name in saved["states"]:
+                p.restore(saved["states"][p.name])
+        self.last_id = self.saved_id = saved["last_id"]
+
+    async def save_checkpoint(self) -> None:
+        value = {
+            "last_id": self.last_id,
+            "states": {p.name: p.snapshot() for p in self.projections},
+        }
+        await self.store.redis.set(self._key, msgpack.packb(value, use_bin_type=True))
+        self.saved_id = self.last_id
+
+    async def catch_up(self) -> int:
+        """Fold everything in the log now; the next page is fetched while this one folds."""
+        count = 0
+        fetch = asyncio.ensure_future(self.store.log_raw(self.last_id, BATCH))
+        while True:
+            page = await fetch
+            if not page:
+                break
+            self.last_id = page[-1][0]
+            fetch = asyncio.ensure_future(self.store.log_raw(self.last_id, BATCH))
+            fold_raw(self.projections, page)
+            count += len(page)
+        self.folded += count
+        return count
+
+    async def run(self, block_ms: int = 200) -> None:
+        """Fold forever: catch up, then tail; checkpoint at most every ``checkpoint_every`` s."""
+        await self.load_checkpoint()
+        await self.catch_up()
+        last_save = time.monotonic()
+        while True:
+            try:
+                await self._step(block_ms)
+                if (
+                    self.last_id != self.saved_id
+                    and time.monotonic() - last_save >= self.checkpoint_every
+                ):
+                    await self.save_checkpoint()
+                    last_save = time.monotonic()
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as e:
+                log.warning("projection_tail_failed", error=str(e))  # Redis restarting
+                await asyncio.sleep(0.2)
+
+    async def _step(self, block_ms: int) -> None:
+        got = await self.store.redis.xread(
+            {keys.log(self.store.org): self.last_id}, count=BATCH, block=block_ms
+        )
+        for _key, entries in got or []:
+            page = [(i.decode(), f[b"e"]) for i, f in entries]
+            fold_raw(self.projections, page)
+            self.last_id = page[-1][0]
+            self.folded += len(page)
+
+    async def caught_up(self) -> bool:
+        return self.last_id == await self.store.log_head()

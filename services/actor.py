@@ -1,0 +1,312 @@
+"""The aggregate actor: the only writer of one stream, with a bounded mailbox.
+
+On start it folds its stream into state. Then, for each batch of queued commands
+(group commit): answer retries from stored results → ``decide`` each new command against
+the state so far → append all their events in one script call → publish → reply. The
+state moves only after the store acknowledged the append; if the store's answer is lost
+(Redis died mid-call), the actor reloads from the stream before its next batch, and the
+client's retry with the same command id finds the stored result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
+
+import redis.exceptions
+import structlog
+
+from events.base import Event
+from events.envelope import Envelope, seal
+from services.games.base import RuleError
+from services.store.redis_store import (
+    Appended,
+    BalanceMove,
+    CommandWrite,
+    DuplicateCommand,
+    EventStore,
+    Head,
+    InsufficientFunds,
+    VersionConflict,
+    pack_result,
+    unpack_result,
+)
+
+log = structlog.get_logger(__name__)
+
+S = TypeVar("S")
+C = TypeVar("C")
+
+Reply = dict[str, Any]
+"""``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message"}}``."""
+
+MAX_BATCH = 64
+"""Commands one append may carry (group commit)."""
+MAX_ATTEMPTS = 8
+"""Version conflicts or guard refusals one batch may meet before it fails as ``conflict``."""
+
+
+def error_reply(code: str, message: str) -> Reply:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+class Rules(Protocol[S, C]):
+    """The pure rules an actor runs: its aggregate's decide/evolve and what they imply."""
+
+    def initial(self, stream: str) -> S: ...
+
+    def decide(self, state: S, command: C) -> list[Event]: ...
+
+    def evolve(self, state: S, event: Event) -> S: ...
+
+    def version(self, state: S) -> int: ...
+
+    def correlation(self, state: S) -> str | None: ...
+
+    def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]: ...
+
+    def result(self, state: S, envelopes: Sequence[Envelope]) -> dict[str, Any]: ...
+
+
+@dataclass(slots=True, kw_only=True)
+class Submission(Generic[C]):
+    """A command on its way to an actor, with who sent it and its idempotency key."""
+
+    key: str
+    fingerprint: str
+    command_id: str
+    actor: str
+    command: C
+    future: asyncio.Future[Reply] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class MailboxFull(Exception):
+    """The actor's mailbox is full: the table is overloaded, try again."""
+
+
+class Actor(Generic[S, C]):
+    """One aggregate's single writer."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        stream: str,
+        rules: Rules[S, C],
+        *,
+        publish: Callable[[Sequence[Envelope]], None],
+        mailbox_size: int = 1024,
+        clock: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        on_batch: Callable[[int, float], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.stream = stream
+        self.rules = rules
+        self.publish = publish
+        self.clock = clock
+        self.mailbox: asyncio.Queue[Submission[C]] = asyncio.Queue(mailbox_size)
+        self.state: S = rules.initial(stream)
+        self.head = Head(0)
+        self.stale = True
+        self.on_batch = on_batch
+        self._log = log.bind(stream=stream)
+
+    async def load(self) -> None:
+        """Fold every event not yet folded (all of them at start)."""
+        since = self.head.version
+        while True:
+            page = await self.store.read(self.stream, since=since, limit=1000)
+            for env in page:
+                self.state = self.rules.evolve(self.state, env.event())
+                self.head = Head(env.seq, env.hash)
+            since = self.head.version
+            if len(page) < 1000:
+                break
+        self.stale = False
+
+    def submit_nowait(self, submission: Submission[C]) -> asyncio.Future[Reply]:
+        try:
+            self.mailbox.put_nowait(submission)
+        except asyncio.QueueFull:
+            raise MailboxFull(self.stream) from None
+        return submission.future
+
+    async def run(self) -> None:
+        """Process the mailbox until cancelled."""
+        while True:
+            first = await self.mailbox.get()
+            batch = [first]
+            while len(batch) < MAX_BATCH and not self.mailbox.empty():
+                batch.append(self.mailbox.get_nowait())
+            started = time.perf_counter()
+            try:
+                await self._process(batch)
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as e:
+                # The append's fate is unknown: reload before the next batch; the client's
+                # retry with the same command id learns what happened.
+                self.stale = True
+                self._log.warning("store_unavailable", error=str(e))
+                self._fail(batch, "unavailable", "the event store is unreachable; retry the same command id")
+            except asyncio.CancelledError:
+                self._fail(batch, "unavailable", "the server is shutting down; retry the same command id")
+                raise
+            except Exception:
+                self.stale = True
+                self._log.exception("actor_batch_failed")
+                self._fail(batch, "internal", "internal error; retry the same command id")
+            if self.on_batch is not None:
+                self.on_batch(len(batch), time.perf_counter() - started)
+
+    @staticmethod
+    def _fail(batch: Sequence[Submission[C]], code: str, message: str) -> None:
+        for sub in batch:
+            if not sub.future.done():
+                sub.future.set_result(error_reply(code, message))
+
+    async def _process(self, batch: list[Submission[C]]) -> None:
+        refused: dict[int, Reply] = {}
+        for _attempt in range(MAX_ATTEMPTS):
+            if self.stale:
+                await self.load()
+            pending, duplicates = await self._answer_retries(batch)
+            writes, replies, envelopes, state = self._decide_all(
+                batch, pending, duplicates, refused
+            )
+            if not writes:
+                return
+            outcome = await self.store.append(self.stream, self.head, [w for _i, w in writes])
+            if isinstance(outcome, Appended):
+                envelopes = [
+                    replace(env, log_id=log_id)
+                    for env, log_id in zip(envelopes, outcome.log_ids, strict=True)
+                ]
+                self.state = state
+                if envelopes:
+                    self.head = Head(envelopes[-1].seq, envelopes[-1].hash)
+                self.publish(envelopes)
+                for i, reply in replies.items():
+                    if not batch[i].future.done():
+                        batch[i].future.set_result(reply)
+                return
+            if isinstance(outcome, InsufficientFunds):
+                index = writes[outcome.index][0]
+                refused[index] = error_reply(
+                    "insufficient_funds",
+                    f"{outcome.player}'s balance does not cover this command",
+                )
+                continue
+            # VersionConflict or DuplicateCommand: another writer moved the stream.
+            self._log.warning("append_conflict", outcome=repr(outcome))
+            self.stale = True
+            assert isinstance(outcome, (VersionConflict, DuplicateCommand))
+        self._fail(batch, "conflict", "the stream kept moving under this command; retry it")
+
+    async def _answer_retries(
+        self, batch: list[Submission[C]]
+    ) -> tuple[list[int], dict[int, int]]:
+        """Reply to commands already applied (same key).
+
+        Returns the indexes still to decide, and the in-batch repeats of a key (index ->
+        index of its first occurrence), which get the first one's reply.
+        """
+        stored = await self.store.command_results([s.key for s in batch])
+        pending: list[int] = []
+        seen: dict[str, int] = {}
+        for i, (sub, raw) in enumerate(zip(batch, stored, strict=True)):
+            if sub.future.done():
+                continue
+            if raw is not None:
+                fingerprint, reply = unpack_result(raw)
+                sub.future.set_result(_retry_reply(sub, fingerprint, reply))
+            elif sub.key and sub.key in seen:
+                continue  # a duplicate inside the batch: answered with the first one's reply
+            else:
+                seen[sub.key] = i
+                pending.append(i)
+        duplicates = {
+            i: seen[sub.key]
+            for i, sub in enumerate(batch)
+            if sub.key and sub.key in seen and seen[sub.key] != i and not sub.future.done()
+        }
+        return pending, duplicates
+
+    def _decide_all(
+        self,
+        batch: list[Submission[C]],
+        pending: list[int],
+        duplicates: dict[int, int],
+        refused: dict[int, Reply],
+    ) -> tuple[list[tuple[int, CommandWrite]], dict[int, Reply], list[Envelope], S]:
+        state = self.state
+        head = self.head
+        writes: list[tuple[int, CommandWrite]] = []
+        replies: dict[int, Reply] = {}
+        envelopes: list[Envelope] = []
+        for i in pending:
+            sub = batch[i]
+            reply = refused.get(i)
+            events: list[Event] = []
+            if reply is None:
+                try:
+                    events = self.rules.decide(state, sub.command)
+                except RuleError as e:
+                    reply = error_reply(e.code, e.message)
+            sealed: list[Envelope] = []
+            if reply is None:
+                ts = self.clock()
+                for ev in events:
+                    state = self.rules.evolve(state, ev)
+                    env = seal(
+                        ev,
+                        id=uuid.uuid4().hex,
+                        stream=self.stream,
+                        seq=head.version + 1,
+                        ts=ts,
+                        actor=sub.actor,
+                        causation=sub.command_id,
+                        correlation=self.rules.correlation(state),
+                        prev_hash=head.last_hash,
+                    )
+                    head = Head(env.seq, env.hash)
+                    sealed.append(env)
+                reply = {"ok": True, "result": self.rules.result(state, sealed)}
+            moves = [BalanceMove(player=p, delta=d) for p, d in self.rules.moves(events)]
+            writes.append(
+                (
+                    i,
+                    CommandWrite(
+                        key=sub.key,
+                        result=pack_result(sub.fingerprint, reply),
+                        events=sealed,
+                        moves=moves,
+                    ),
+                )
+            )
+            envelopes += sealed
+            replies[i] = reply
+        for dup, first in duplicates.items():
+            if first in replies:
+                replies[dup] = _retry_reply(batch[dup], batch[first].fingerprint, replies[first])
+        return writes, replies, envelopes, state
+
+
+def _retry_reply(sub: Submission[Any], fingerprint: str, reply: Reply) -> Reply:
+    """A retry gets the first reply; the same id with other content is a conflict."""
+    if fingerprint != sub.fingerprint:
+        return error_reply(
+            "conflict",
+            f"command id {sub.command_id!r} was already used for a different command",
+        )
+    return reply
+
+
+async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,87 @@
+"""The cage's pure rules: chips sold to and cashed out from players' balances.
+
+The balance itself is guarded inside the append (a cash-out or a bet can never take a
+balance below zero, DESIGN.md "Event store"): ``decide`` checks the request, the store
+checks the money.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from events.base import Event
+from events.cage import ChipsIssued, ChipsRedeemed
+from events.tables import BetCancelled, BetPlaced, Settled
+from services.games.base import RuleError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CageState:
+    """The cage's stream position and what it has moved in total."""
+
+    version: int = 0
+    issued: int = 0
+    redeemed: int = 0
+    max_transaction: int = 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuyChips:
+    player: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CashOut:
+    player: str
+    amount: int
+
+
+CageCommand = BuyChips | CashOut
+
+
+def decide(state: CageState, command: CageCommand) -> list[Event]:
+    """Chips in or out for ``amount`` cents, at most the cage's transaction limit."""
+    if command.amount > state.max_transaction:
+        raise RuleError(
+            "over_limit",
+            f"{command.amount} cents is over the cage's transaction limit of "
+            f"{state.max_transaction} cents",
+        )
+    if isinstance(command, BuyChips):
+        return [ChipsIssued(player=command.player, amount=command.amount)]
+    return [ChipsRedeemed(player=command.player, amount=command.amount)]
+
+
+def evolve(state: CageState, event: Event) -> CageState:
+    if isinstance(event, ChipsIssued):
+        return replace(state, version=state.version + 1, issued=state.issued + event.amount)
+    if isinstance(event, ChipsRedeemed):
+        return replace(state, version=state.version + 1, redeemed=state.redeemed + event.amount)
+    return replace(state, version=state.version + 1)
+
+
+def balance_moves(events: Sequence[Event]) -> list[tuple[str, int]]:
+    """How events move players' balances (player, signed cents).
+
+    A negative move (a bet, a cash-out) is guarded by the store: the whole command is
+    refused with ``insufficient_funds`` if any balance would go below zero.
+    """
+    moves: list[tuple[str, int]] = []
+    for ev in events:
+        if isinstance(ev, ChipsIssued):
+            moves.append((ev.player, ev.amount))
+        elif isinstance(ev, ChipsRedeemed):
+            moves.append((ev.player, -ev.amount))
+        elif isinstance(ev, BetPlaced):
+            moves.append((ev.player, -ev.amount))
+        elif isinstance(ev, BetCancelled):
+            moves.append((ev.player, ev.amount))
+        elif isinstance(ev, Settled):
+            paid: dict[str, int] = {}
+            for s in ev.settlements:
+                if s.paid:
+                    paid[s.player] = paid.get(s.player, 0) + s.paid
+            moves += sorted(paid.items())
+    return moves

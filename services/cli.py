@@ -1,0 +1,216 @@
+"""``casino-night``: serve, token, replay, verify."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from services.settings import Settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from services import logging as app_logging
+    from services.gateway.app import create_app
+    from services.gateway.auth import load_secret, mint
+    from services.night import NightError, load_night
+    from services.runtime import Runtime
+
+    settings = Settings.from_env(
+        night=Path(args.night), host=args.host, port=args.port, data_dir=_data_dir(args)
+    )
+    app_logging.configure(settings.log_format)
+    try:
+        night = load_night(settings.night)
+    except NightError as e:
+        print(f"casino-night: refusing to start: {e}", file=sys.stderr)
+        return 2
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secret = load_secret(settings.data_dir, create=True)
+    runtime = Runtime(settings=settings, night=night, secret=secret)
+    app = create_app(runtime)
+
+    async def announce(app: web.Application) -> None:
+        now = int(time.time())
+        base = f"http://{settings.host}:{settings.port}"
+        ws = f"ws://{settings.host}:{settings.port}/ws"
+        tables = tuple(t.id for t in night.tables)
+        lines = [
+            f"Casino Night is open for {night.organization_name} ({night.occasion_name})",
+            f"  HTTP      {base}   websocket {ws}",
+            "  tokens (12h):",
+        ]
+        for role, extra in (
+            ("dealer", {"tables": tables}),
+            ("cashier", {}),
+            ("auditor", {}),
+            ("ops", {}),
+            ("member_in_charge", {}),
+        ):
+            token = mint(secret, role=role, sub=role, ttl_seconds=43200, now=now, **extra)  # type: ignore[arg-type]
+            lines.append(f"    {role:<17} {token}")
+        for player in night.players:
+            token = mint(secret, role="player", sub=player, player=player, ttl_seconds=43200, now=now)
+            lines.append(f"    player {player:<10} {token}")
+        print("\n".join(lines), flush=True)
+
+    app.on_startup.append(announce)
+    try:
+        import uvloop
+
+        runner_factory = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover
+        runner_factory = None
+    web.run_app(
+        app,
+        host=settings.host,
+        port=settings.port,
+        print=None,
+        handle_signals=True,
+        loop=runner_factory() if runner_factory else None,
+    )
+    return 0
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir or os.environ.get("CASINO_DATA_DIR", "var"))
+
+
+def _token(args: argparse.Namespace) -> int:
+    from services.gateway.auth import load_secret, mint, parse_ttl
+
+    secret = load_secret(_data_dir(args), create=False)
+    tables = tuple(t for t in (args.tables or "").split(",") if t)
+    token = mint(
+        secret,
+        role=args.role,
+        sub=args.sub,
+        ttl_seconds=parse_ttl(args.ttl),
+        now=int(time.time()),
+        tables=tables,
+        player=args.player,
+    )
+    print(token)
+    return 0
+
+
+async def _with_store(args: argparse.Namespace) -> tuple[object, object, object]:
+    import redis.asyncio as aioredis
+
+    from services.night import load_night
+    from services.store.embedded import EmbeddedRedis
+    from services.store.redis_store import EventStore
+
+    settings = Settings.from_env(data_dir=_data_dir(args))
+    night = load_night(Path(args.night))
+    embedded = None
+    url = settings.redis_url
+    if url is None:
+        embedded = EmbeddedRedis(settings.data_dir / "redis", appendfsync=settings.appendfsync)
+        embedded.start()
+        url = embedded.url
+    client = aioredis.Redis.from_url(url, decode_responses=False)
+    return EventStore(client, night.organization), client, embedded
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    from projections.bankroll import Bankrolls
+    from projections.runner import ProjectionRunner
+    from services.store.embedded import EmbeddedRedis
+    from services.store.redis_store import EventStore
+
+    store, client, embedded = await _with_store(args)
+    assert isinstance(store, EventStore)
+    try:
+        bankrolls = Bankrolls()
+        runner = ProjectionRunner(store, [bankrolls])
+        started = time.perf_counter()
+        count = await runner.catch_up()
+        elapsed = time.perf_counter() - started
+        await runner.save_checkpoint()
+        print(
+            json.dumps(
+                {
+                    "events": count,
+                    "seconds": round(elapsed, 3),
+                    "last_id": runner.last_id,
+                    "bankrolls": bankrolls.snapshot() if args.show else None,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    finally:
+        await client.aclose()  # type: ignore[attr-defined]
+        if isinstance(embedded, EmbeddedRedis):
+            embedded.stop()
+
+
+async def _verify(args: argparse.Namespace) -> int:
+    from services.store.embedded import EmbeddedRedis
+    from services.store.redis_store import EventStore
+    from services.store.verify import verify_all
+
+    store, client, embedded = await _with_store(args)
+    assert isinstance(store, EventStore)
+    try:
+        reports = await verify_all(store)
+        broken = 0
+        for r in reports:
+            if r.ok:
+                print(f"ok      {r.stream}: {r.events} events, chain intact")
+            else:
+                broken += 1
+                b = r.breaks[0]
+                print(f"BROKEN  {r.stream}: first break at seq {b.seq}: {b.reason}")
+        return 1 if broken else 0
+    finally:
+        await client.aclose()  # type: ignore[attr-defined]
+        if isinstance(embedded, EmbeddedRedis):
+            embedded.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="casino-night")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the server")
+    serve.add_argument("--night", default="examples/night.toml")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--data-dir", default=None)
+
+    tok = sub.add_parser("token", help="mint a signed token")
+    tok.add_argument("--role", required=True)
+    tok.add_argument("--sub", required=True)
+    tok.add_argument("--tables", default="")
+    tok.add_argument("--player", default=None)
+    tok.add_argument("--ttl", default="12h")
+    tok.add_argument("--data-dir", default=None)
+
+    for name, text in (("replay", "rebuild every projection from the org log"),
+                       ("verify", "walk every stream's hash chain")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--night", default="examples/night.toml")
+        p.add_argument("--data-dir", default=None)
+        if name == "replay":
+            p.add_argument("--show", action="store_true", help="print the rebuilt bankrolls")
+
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "token":
+        return _token(args)
+    if args.command == "replay":
+        return asyncio.run(_replay(args))
+    return asyncio.run(_verify(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

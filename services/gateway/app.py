@@ -1,0 +1,504 @@
+"""The aiohttp gateway: websocket protocol, HTTP API, auth (PROTOCOL.md; docs/PROTOCOL.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from events.codec import decode, to_json
+from events.envelope import Envelope
+from services.actor import Reply, Submission, error_reply
+from services.broker import LOG
+from services.gateway.auth import AuthError, Principal, may_read, verify
+from services.gateway.protocol import (
+    STREAM_OPS,
+    ParsedCommand,
+    ProtocolError,
+    field as req_field,
+    parse_command,
+    parse_json,
+    text_field,
+)
+from services.runtime import Runtime
+from services.supervisor import table_stream
+from services.tables.rules import DrawOutcome, TableState, table_game
+
+log = structlog.get_logger(__name__)
+
+RUNTIME = web.AppKey("runtime", Runtime)
+FRAME_CACHE_SIZE = 8192
+"""Encoded event frames kept so one event is encoded once for all its subscribers."""
+CATCH_UP_PAGE = 1000
+MAX_IN_FLIGHT = 512
+"""Commands one connection may have awaiting replies at once."""
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+class FrameCache:
+    """The JSON frame of each recent event, encoded once."""
+
+    def __init__(self, size: int = FRAME_CACHE_SIZE) -> None:
+        self.size = size
+        self._frames: OrderedDict[str, str] = OrderedDict()
+
+    def frame(self, env: Envelope) -> str:
+        key = env.id
+        cached = self._frames.get(key)
+        if cached is None:
+            cached = _dumps({"ev": to_json(env)})
+            self._frames[key] = cached
+            if len(self._frames) > self.size:
+                self._frames.popitem(last=False)
+        return cached
+
+
+def _log_position(log_id: str) -> tuple[int, int]:
+    ms, _, seq = log_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One client's subscription to one stream: catch-up from the store, then live."""
+
+    stream: str
+    client: Client
+    position: Any = 0
+    """Last seq sent (aggregate streams) or last org-log position (the log)."""
+    buffering: bool = True
+    pending: list[Envelope] = field(default_factory=list)
+
+    def _newer(self, env: Envelope) -> bool:
+        if self.stream == LOG:
+            if env.log_id is None:
+                return False
+            pos = _log_position(env.log_id)
+            return bool(pos > self.position)
+        return bool(env.seq > self.position)
+
+    def deliver(self, env: Envelope) -> None:
+        if self.buffering:
+            self.pending.append(env)
+        elif self._newer(env):
+            self.send(env)
+
+    def send(self, env: Envelope) -> None:
+        self.position = _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
+        self.client.enqueue(self.client.frames.frame(env))
+
+
+class Client:
+    """One websocket connection: a principal, a bounded send queue, its subscriptions."""
+
+    def __init__(
+        self, ws: web.WebSocketResponse, who: Principal, runtime: Runtime, frames: FrameCache
+    ) -> None:
+        self.ws = ws
+        self.who = who
+        self.runtime = runtime
+        self.frames = frames
+        self.queue: asyncio.Queue[str] = asyncio.Queue(runtime.settings.send_queue_frames)
+        self.subs: dict[str, Subscription] = {}
+        self.too_slow = False
+
+    def enqueue(self, frame: str) -> None:
+        if self.too_slow:
+            return
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            # One slow tablet must never stall a table: drop it; it resumes with `since`.
+            self.too_slow = True
+            self.runtime.metrics.slow_disconnects.inc()
+            log.warning("client_too_slow", sub=self.who.sub)
+            asyncio.get_running_loop().create_task(
+                self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow; resubscribe")
+            )
+
+    async def writer(self) -> None:
+        while True:
+            frame = await self.queue.get()
+            await self.ws.send_str(frame)
+
+    def drop_subscriptions(self) -> None:
+        for stream, sub in self.subs.items():
+            self.runtime.broker.remove(stream, sub.deliver)
+        self.subs.clear()
+
+
+def _principal(request: web.Request) -> Principal:
+    runtime = request.app[RUNTIME]
+    header = request.headers.get("Authorization", "")
+    token = header[7:] if header.startswith("Bearer ") else request.query.get("token", "")
+    if not token:
+        raise AuthError("no token")
+    return verify(runtime.secret, token, now=int(time.time()))
+
+
+def _unauthorized(reason: str) -> web.Response:
+    body = {"ok": False, "error": {"code": "unauthorized", "message": reason}}
+    return web.json_response(body, status=401)
+
+
+def _forbidden(message: str) -> web.Response:
+    body = {"ok": False, "error": {"code": "forbidden", "message": message}}
+    return web.json_response(body, status=403)
+
+
+async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
+    """Run one command for ``who`` and return its one reply (without ``re``)."""
+    started = time.perf_counter()
+    op = msg.get("op") if isinstance(msg.get("op"), str) else "?"
+    try:
+        parsed = parse_command(msg, who, {t.id for t in runtime.night.tables})
+    except ProtocolError as e:
+        runtime.metrics.commands.labels(op if op in STREAM_OPS else "invalid", e.code).inc()
+        return error_reply(e.code, e.message)
+    reply = await _submit(runtime, who, parsed)
+    code = "ok" if reply["ok"] else reply["error"]["code"]
+    runtime.metrics.commands.labels(parsed.op, code).inc()
+    runtime.metrics.command_seconds.labels(parsed.op).observe(time.perf_counter() - started)
+    return reply
+
+
+async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Reply:
+    command = parsed.command
+    if isinstance(command, DrawOutcome):
+        # Randomness enters the pure rules as data: a CSPRNG index, unbiased (randrange
+        # rejects rather than reducing modulo).
+        state = runtime.supervisor.table_state(parsed.table or "")
+        if isinstance(state, TableState) and state.opened:
+            count = len(table_game(state).outcomes(state.config))
+            command = DrawOutcome(index=runtime.rng.randrange(count))
+    with structlog.contextvars.bound_contextvars(
+        command_id=parsed.id, op=parsed.op, table=parsed.table, sub=who.sub
+    ):
+        reply = await runtime.supervisor.submit(
+            parsed.stream,
+            Submission(
+                key=parsed.key,
+                fingerprint=parsed.fingerprint,
+                command_id=parsed.id,
+                actor=f"{who.role}:{who.sub}",
+                command=command,
+            ),
+        )
+        if not reply["ok"]:
+            log.info("command_refused", code=reply["error"]["code"])
+    return reply
+
+
+async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
+    runtime = client.runtime
+    stream = text_field(msg, "stream")
+    if stream != LOG and stream not in runtime.supervisor.actors:
+        raise ProtocolError("unknown_stream", f"no stream {stream!r}")
+    if not may_read(client.who, stream):
+        raise ProtocolError("forbidden", f"{client.who.role} may not read {stream}")
+    since_raw = msg.get("since", 0)
+    if stream == LOG:
+        if not isinstance(since_raw, (int, str)) or isinstance(since_raw, bool):
+            raise ProtocolError("bad_request", "since must be an org-log id or 0")
+        since = str(since_raw) if since_raw else "0"
+        try:
+            position: Any = _log_position(since) if since != "0" else (0, 0)
+        except ValueError:
+            raise ProtocolError("bad_request", "since must be an org-log id or 0") from None
+    else:
+        if isinstance(since_raw, bool) or not isinstance(since_raw, int) or since_raw < 0:
+            raise ProtocolError("bad_request", "since must be a seq >= 0")
+        position = since_raw
+    if stream in client.subs:
+        client.runtime.broker.remove(stream, client.subs.pop(stream).deliver)
+    sub = Subscription(stream=stream, client=client, position=position)
+    runtime.broker.add(stream, sub.deliver)
+    client.subs[stream] = sub
+    try:
+        if stream == LOG:
+            head: Any = await runtime.store.log_head()
+            after = since
+            while True:
+                page = await runtime.store.log_raw(after, CATCH_UP_PAGE)
+                for log_id, raw in page:
+                    sub.send(decode(raw, log_id))
+                if len(page) < CATCH_UP_PAGE:
+                    break
+                after = page[-1][0]
+        else:
+            head = runtime.supervisor.actors[stream].head.version
+            while True:
+                page_envs = await runtime.store.read(stream, sub.position, CATCH_UP_PAGE)
+                for env in page_envs:
+                    sub.send(env)
+                if len(page_envs) < CATCH_UP_PAGE:
+                    break
+    except BaseException:
+        runtime.broker.remove(stream, sub.deliver)
+        client.subs.pop(stream, None)
+        raise
+    for env in sub.pending:
+        if sub._newer(env):
+            sub.send(env)
+    sub.pending.clear()
+    sub.buffering = False
+    return {"ok": True, "result": {"head": head}}
+
+
+async def _handle_ws_message(client: Client, text: str) -> None:
+    msg_id: Any = None
+    try:
+        msg = parse_json(text)
+        msg_id = msg.get("id")
+        op = req_field(msg, "op", str)
+        if op == "subscribe":
+            reply = await _subscribe(client, msg)
+        elif op == "unsubscribe":
+            stream = text_field(msg, "stream")
+            sub = client.subs.pop(stream, None)
+            if sub is not None:
+                client.runtime.broker.remove(stream, sub.deliver)
+            reply = {"ok": True, "result": {}}
+        else:
+            reply = await dispatch(client.runtime, client.who, msg)
+    except ProtocolError as e:
+        reply = error_reply(e.code, e.message)
+    except Exception:
+        log.exception("ws_message_failed")
+        reply = error_reply("internal", "internal error")
+    client.enqueue(_dumps({"re": msg_id, **reply}))
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    runtime = request.app[RUNTIME]
+    try:
+        who = _principal(request)
+    except AuthError as e:
+        return _unauthorized(str(e))
+    ws = web.WebSocketResponse(
+        heartbeat=runtime.settings.heartbeat_seconds,
+        max_msg_size=runtime.settings.max_frame_bytes,
+        compress=False,
+    )
+    await ws.prepare(request)
+    client = Client(ws, who, runtime, request.app[FRAMES])
+    runtime.metrics.connections.inc()
+    writer = asyncio.create_task(client.writer())
+    handlers: set[asyncio.Task[None]] = set()
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.TEXT and len(handlers) >= MAX_IN_FLIGHT:
+                reply = error_reply("busy", "too many commands in flight on this connection")
+                client.enqueue(_dumps({"re": None, **reply}))
+            elif message.type == WSMsgType.TEXT:
+                # Commands of one connection run concurrently (different tables); each
+                # table's actor orders its own commands.
+                task = asyncio.create_task(_handle_ws_message(client, message.data))
+                handlers.add(task)
+                task.add_done_callback(handlers.discard)
+            elif message.type == WSMsgType.BINARY:
+                client.enqueue(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
+    finally:
+        runtime.metrics.connections.dec()
+        client.drop_subscriptions()
+        for task in handlers:
+            task.cancel()
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+    return ws
+
+
+FRAMES = web.AppKey("frames", FrameCache)
+
+
+def _authenticated(
+    handler: Callable[[web.Request, Principal], Any],
+) -> Callable[[web.Request], Any]:
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            who = _principal(request)
+        except AuthError as e:
+            return _unauthorized(str(e))
+        response: web.StreamResponse = await handler(request, who)
+        return response
+
+    return wrapped
+
+
+async def post_command(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    if request.content_length is not None and request.content_length > runtime.settings.max_frame_bytes:
+        return web.json_response(error_reply("bad_request", "command too large"), status=413)
+    body = await request.read()
+    try:
+        msg = parse_json(body)
+        op = req_field(msg, "op", str)
+        if op in STREAM_OPS:
+            raise ProtocolError("bad_request", f"{op} is a websocket op")
+    except ProtocolError as e:
+        return web.json_response({"re": None, **error_reply(e.code, e.message)})
+    reply = await dispatch(runtime, who, msg)
+    return web.json_response({"re": msg.get("id"), **reply})
+
+
+def table_view(state: TableState) -> dict[str, Any]:
+    """What a tablet shows of a table (``GET /api/tables/{id}``)."""
+    return {
+        "table": state.table,
+        "game": state.game,
+        "config": state.config,
+        "outcome_mode": state.outcome_mode,
+        "closed": state.closed,
+        "seq": state.version,
+        "round": state.round,
+        "phase": state.phase,
+        "bets": [
+            {"bet_id": b.bet_id, "player": b.player, "bet": b.bet, "amount": b.amount}
+            for b in state.bets.values()
+        ],
+        "last_outcome": state.last_outcome,
+        "recent_outcomes": list(state.recent),
+    }
+
+
+async def get_tables(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    views = []
+    for spec in runtime.night.tables:
+        state = runtime.supervisor.table_state(spec.id)
+        views.append(table_view(state))
+    return web.json_response({"tables": views})
+
+
+async def get_table(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    state = runtime.supervisor.table_state(request.match_info["id"])
+    if state is None:
+        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+    return web.json_response(table_view(state))
+
+
+MONEY_READERS = frozenset({"auditor", "ops", "cashier"})
+
+
+async def get_bankrolls(request: web.Request, who: Principal) -> web.Response:
+    if who.role not in MONEY_READERS:
+        return _forbidden("bankrolls are for auditors, ops and cashiers")
+    b = request.app[RUNTIME].bankrolls
+    return web.json_response(
+        {
+            "organization": b.organization,
+            "occasions": b.occasions,
+            "tables": b.tables,
+            "players": b.players,
+        }
+    )
+
+
+async def get_player_bankroll(request: web.Request, who: Principal) -> web.Response:
+    player = request.match_info["id"]
+    if who.role not in MONEY_READERS and not (who.role == "player" and who.player == player):
+        return _forbidden("a player reads only their own bankroll")
+    b = request.app[RUNTIME].bankrolls
+    if player not in b.players:
+        return web.json_response(error_reply("unknown_player", "no such player"), status=404)
+    return web.json_response({"player": player, **b.players[player]})
+
+
+async def get_table_bankroll(request: web.Request, who: Principal) -> web.Response:
+    table = request.match_info["id"]
+    if who.role not in MONEY_READERS and not (who.role == "dealer" and table in who.tables):
+        return _forbidden("table totals are for its dealers, auditors, ops and cashiers")
+    runtime = request.app[RUNTIME]
+    if runtime.night.table(table) is None:
+        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+    totals = runtime.bankrolls.tables.get(table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0))
+    return web.json_response({"table": table, **totals})
+
+
+async def get_stream_events(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    stream = request.match_info["stream"]
+    if not may_read(who, stream):
+        return _forbidden(f"{who.role} may not read {stream}")
+    try:
+        limit = min(int(request.query.get("limit", "1000")), 10_000)
+        since = request.query.get("since", "0")
+        if limit <= 0:
+            raise ValueError
+    except ValueError:
+        return web.json_response(error_reply("bad_request", "limit must be 1..10000"), status=400)
+    if stream == LOG:
+        page = await runtime.store.log_raw(since, limit)
+        events = [to_json(decode(raw, log_id)) for log_id, raw in page]
+    else:
+        if stream not in runtime.supervisor.actors:
+            return web.json_response(error_reply("unknown_stream", "no such stream"), status=404)
+        try:
+            since_seq = int(since)
+        except ValueError:
+            return web.json_response(error_reply("bad_request", "since must be a seq"), status=400)
+        events = [to_json(e) for e in await runtime.store.read(stream, since_seq, limit)]
+    return web.json_response({"stream": stream, "events": events})
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME]
+    try:
+        await runtime.store.redis.ping()
+        caught_up = await runtime.runner.caught_up()
+    except Exception as e:
+        return web.json_response({"ready": False, "reason": f"event store: {e}"}, status=503)
+    if not caught_up:
+        return web.json_response({"ready": False, "reason": "projections catching up"}, status=503)
+    return web.json_response({"ready": True})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body = request.app[RUNTIME].metrics.render()
+    return web.Response(body=body, content_type="text/plain", charset="utf-8")
+
+
+def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
+    """The aiohttp application; with ``manage`` it starts and stops the runtime itself."""
+    app = web.Application(client_max_size=runtime.settings.max_frame_bytes)
+    app[RUNTIME] = runtime
+    app[FRAMES] = FrameCache()
+
+    if manage:
+
+        async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+            await runtime.start()
+            yield
+            await runtime.stop()
+
+        app.cleanup_ctx.append(lifecycle)
+
+    app.router.add_get("/ws", websocket)
+    app.router.add_post("/api/commands", _authenticated(post_command))
+    app.router.add_get("/api/tables", _authenticated(get_tables))
+    app.router.add_get("/api/tables/{id}", _authenticated(get_table))
+    app.router.add_get("/api/bankrolls", _authenticated(get_bankrolls))
+    app.router.add_get("/api/bankrolls/players/{id}", _authenticated(get_player_bankroll))
+    app.router.add_get("/api/bankrolls/tables/{id}", _authenticated(get_table_bankroll))
+    app.router.add_get("/api/streams/{stream}/events", _authenticated(get_stream_events))
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    return app

@@ -1,0 +1,48 @@
+"""Prometheus metrics of one server process (``GET /metrics``)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.commands = Counter(
+            "casino_commands_total", "Commands answered", ["op", "code"], registry=self.registry
+        )
+        self.command_seconds = Histogram(
+            "casino_command_seconds",
+            "Time from a command's arrival to its reply",
+            ["op"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+            registry=self.registry,
+        )
+        self.batches = Histogram(
+            "casino_append_batch_size",
+            "Commands per actor batch (group commit)",
+            buckets=(1, 2, 4, 8, 16, 32, 64),
+            registry=self.registry,
+        )
+        self.batch_seconds = Histogram(
+            "casino_append_batch_seconds",
+            "Time an actor batch takes: decide, append, publish",
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1),
+            registry=self.registry,
+        )
+        self.connections = Gauge(
+            "casino_ws_connections", "Open websocket connections", registry=self.registry
+        )
+        self.slow_disconnects = Counter(
+            "casino_ws_slow_disconnects_total",
+            "Clients disconnected because their send queue was full",
+            registry=self.registry,
+        )
+
+    def observe_batch(self, size: int, seconds: float) -> None:
+        self.batches.observe(size)
+        self.batch_seconds.observe(seconds)
+
+    def render(self) -> bytes:
+        out: bytes = generate_latest(self.registry)
+        return out

@@ -1,0 +1,137 @@
+"""The license: which games a night may run (4620.1, 4620.2), and its stream's pure rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from events.base import Event
+from events.envelope import Envelope
+from events.license import LicenseRecorded, OccasionStarted
+from services.limits import MAX_SINGLE_GAME_TYPES
+
+GAMES_OF_CHANCE = (
+    "craps",
+    "roulette",
+    "black_jack",
+    "big_six",
+    "money_wheel",
+    "chuck_a_luck",
+    "hazard",
+    "under_and_over_seven",
+    "beat_the_dealer",
+    "merchandise_wheel",
+    "big_nine",
+    "color_wheel",
+    "bang",
+    "joker_seven",
+    "horse_race_wheel",
+    "best_poker_hand",
+    "bell_jar",
+    "coin_board",
+    "merchandise_board",
+    "seal_card",
+    "fruit_wheel",
+    "card_wheel",
+    "raffle",
+)
+"""The games of chance Part 4620 permits, 4620.1(a)-(t) (bell jar including coin boards,
+merchandise boards and seal cards, 4620.1(q))."""
+
+NOT_COUNTED_TOWARD_LIMIT = frozenset(
+    {"merchandise_wheel", "raffle", "bell_jar", "coin_board", "merchandise_board", "seal_card"}
+)
+"""Games that do not count toward the five single types of 4620.2."""
+
+
+class LicenseError(ValueError):
+    """A night the license does not allow; the message says which rule and why."""
+
+
+def check_license_games(games: Sequence[str]) -> None:
+    """At most five single types of games besides the excluded ones, all permitted, 4620.1-2."""
+    unknown = sorted(set(games) - set(GAMES_OF_CHANCE))
+    if unknown:
+        raise LicenseError(
+            f"license lists games Part 4620 does not permit (4620.1): {', '.join(unknown)}"
+        )
+    counted = sorted(set(games) - NOT_COUNTED_TOWARD_LIMIT)
+    if len(counted) > MAX_SINGLE_GAME_TYPES:
+        raise LicenseError(
+            f"license lists {len(counted)} single types of games ({', '.join(counted)}); "
+            f"4620.2 allows at most {MAX_SINGLE_GAME_TYPES} in one license period, "
+            "merchandise wheels, raffles and bell jars excluded"
+        )
+
+
+def check_game_licensed(table: str, game: str, games: Iterable[str]) -> None:
+    """No game may be conducted unless it is listed on the license, 4620.2."""
+    if game not in set(games):
+        raise LicenseError(
+            f"table {table} runs {game!r}, which is not listed on the license (4620.2)"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LicenseState:
+    version: int = 0
+    recorded: LicenseRecorded | None = None
+    occasions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordLicense:
+    license: LicenseRecorded
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartOccasion:
+    occasion: str
+    name: str
+
+
+LicenseCommand = RecordLicense | StartOccasion
+
+
+def decide(state: LicenseState, command: LicenseCommand) -> list[Event]:
+    """Record the license when it is new or changed; start an occasion once."""
+    if isinstance(command, RecordLicense):
+        return [] if state.recorded == command.license else [command.license]
+    if command.occasion in state.occasions:
+        return []
+    return [OccasionStarted(occasion=command.occasion, name=command.name)]
+
+
+def evolve(state: LicenseState, event: Event) -> LicenseState:
+    version = state.version + 1
+    if isinstance(event, LicenseRecorded):
+        return replace(state, version=version, recorded=event)
+    if isinstance(event, OccasionStarted):
+        return replace(state, version=version, occasions=(*state.occasions, event.occasion))
+    return replace(state, version=version)
+
+
+class LicenseRules:
+    """The license stream's rules for the generic actor."""
+
+    def initial(self, stream: str) -> LicenseState:
+        return LicenseState()
+
+    def decide(self, state: LicenseState, command: LicenseCommand) -> list[Event]:
+        return decide(state, command)
+
+    def evolve(self, state: LicenseState, event: Event) -> LicenseState:
+        return evolve(state, event)
+
+    def version(self, state: LicenseState) -> int:
+        return state.version
+
+    def correlation(self, state: LicenseState) -> str | None:
+        return None
+
+    def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
+        return []
+
+    def result(self, state: LicenseState, envelopes: Sequence[Envelope]) -> dict[str, Any]:
+        return {"seq": envelopes[-1].seq if envelopes else state.version}

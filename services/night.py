@@ -1,0 +1,143 @@
+"""The night file: organization, license, occasion, cage and tables, in TOML.
+
+Validated in full at start; a night the license does not allow (4620.2) or a table whose
+options the rules refuse is refused with a message naming the table and the rule.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.games.base import RuleError
+from services.games.registry import GAMES
+from services.license import LicenseError, check_game_licensed, check_license_games
+from services.limits import MAX_CHIP_PURCHASE_CENTS
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+"""Organization, table and occasion ids: lower-case letters, digits, ``-`` and ``_``."""
+
+
+class NightError(ValueError):
+    """The night file cannot run: the message says where and why."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableSpec:
+    id: str
+    game: str
+    outcome_mode: str
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Night:
+    organization: str
+    organization_name: str
+    license_number: str
+    games: tuple[str, ...]
+    period_start: str
+    period_end: str
+    occasion: str
+    occasion_name: str
+    max_transaction: int = MAX_CHIP_PURCHASE_CENTS
+    tables: tuple[TableSpec, ...] = ()
+    players: tuple[str, ...] = field(default=())
+
+    def table(self, table_id: str) -> TableSpec | None:
+        return next((t for t in self.tables if t.id == table_id), None)
+
+
+def _str(section: Mapping[str, Any], key: str, where: str) -> str:
+    value = section.get(key)
+    if not isinstance(value, str) or not value:
+        raise NightError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _id(section: Mapping[str, Any], key: str, where: str) -> str:
+    value = _str(section, key, where)
+    if not ID_PATTERN.match(value):
+        raise NightError(f"{where}.{key} {value!r} must match {ID_PATTERN.pattern}")
+    return value
+
+
+def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
+    where = f"tables[{index}]"
+    if not isinstance(raw, dict):
+        raise NightError(f"{where} must be a table")
+    table_id = _id(raw, "id", where)
+    game = _str(raw, "game", where)
+    try:
+        check_game_licensed(table_id, game, games)
+    except LicenseError as e:
+        raise NightError(str(e)) from None
+    if game not in GAMES:
+        raise NightError(f"table {table_id}: this server has no rules for {game!r} yet")
+    mode = raw.get("outcome_mode", "dealer")
+    if mode not in ("dealer", "rng"):
+        raise NightError(f"table {table_id}: outcome_mode must be 'dealer' or 'rng'")
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        raise NightError(f"table {table_id}: options must be a table")
+    try:
+        config = GAMES[game].parse_config(options)
+    except RuleError as e:
+        raise NightError(f"table {table_id}: {e.message}") from None
+    return TableSpec(id=table_id, game=game, outcome_mode=mode, config=config)
+
+
+def parse_night(doc: Mapping[str, Any]) -> Night:
+    """Validate a parsed night file; raise NightError with a clear message."""
+    org = doc.get("organization")
+    lic = doc.get("license")
+    occ = doc.get("occasion")
+    if not isinstance(org, dict) or not isinstance(lic, dict) or not isinstance(occ, dict):
+        raise NightError("the night file needs [organization], [license] and [occasion]")
+    games_raw = lic.get("games")
+    if not isinstance(games_raw, list) or not all(isinstance(g, str) for g in games_raw):
+        raise NightError("license.games must be a list of game names")
+    games = tuple(games_raw)
+    try:
+        check_license_games(games)
+    except LicenseError as e:
+        raise NightError(str(e)) from None
+    cage = doc.get("cage", {})
+    max_transaction = cage.get("max_transaction", MAX_CHIP_PURCHASE_CENTS)
+    if not isinstance(max_transaction, int) or max_transaction <= 0:
+        raise NightError("cage.max_transaction must be a positive number of cents")
+    tables_raw = doc.get("tables", [])
+    if not isinstance(tables_raw, list):
+        raise NightError("tables must be an array of tables ([[tables]])")
+    tables = tuple(_table(t, i, games) for i, t in enumerate(tables_raw))
+    ids = [t.id for t in tables]
+    if len(set(ids)) != len(ids):
+        raise NightError("table ids must be unique")
+    players = doc.get("players", [])
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise NightError("players must be a list of player ids")
+    return Night(
+        organization=_id(org, "id", "organization"),
+        organization_name=_str(org, "name", "organization"),
+        license_number=_str(lic, "number", "license"),
+        games=games,
+        period_start=_str(lic, "period_start", "license"),
+        period_end=_str(lic, "period_end", "license"),
+        occasion=_id(occ, "id", "occasion"),
+        occasion_name=_str(occ, "name", "occasion"),
+        max_transaction=max_transaction,
+        tables=tables,
+        players=tuple(players),
+    )
+
+
+def load_night(path: Path) -> Night:
+    try:
+        doc = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise NightError(f"cannot read night file {path}: {e}") from None
+    return parse_night(doc)

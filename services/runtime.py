@@ -1,0 +1,83 @@
+"""The running night: Redis (embedded or external), store, actors, projections, broker."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+import structlog
+
+from projections.bankroll import Bankrolls
+from projections.runner import ProjectionRunner
+from services.actor import cancel_and_wait
+from services.broker import Broker
+from services.gateway.metrics import Metrics
+from services.night import Night
+from services.settings import Settings
+from services.store.embedded import EmbeddedRedis
+from services.store.redis_store import EventStore
+from services.supervisor import Supervisor
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(kw_only=True)
+class Runtime:
+    """Everything one server process runs for one night."""
+
+    settings: Settings
+    night: Night
+    secret: bytes
+    metrics: Metrics = field(default_factory=Metrics)
+    rng: secrets.SystemRandom = field(default_factory=secrets.SystemRandom)
+    embedded: EmbeddedRedis | None = None
+    redis: aioredis.Redis | None = None
+    store: EventStore = field(init=False)
+    broker: Broker = field(default_factory=Broker)
+    supervisor: Supervisor = field(init=False)
+    bankrolls: Bankrolls = field(default_factory=Bankrolls)
+    runner: ProjectionRunner = field(init=False)
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        s = self.settings
+        url = s.redis_url
+        if url is None:
+            self.embedded = EmbeddedRedis(s.data_dir / "redis", appendfsync=s.appendfsync)
+            await asyncio.to_thread(self.embedded.start)
+            url = self.embedded.url
+            self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
+        self.redis = aioredis.Redis.from_url(
+            url, decode_responses=False, socket_connect_timeout=2, health_check_interval=5
+        )
+        self.store = EventStore(self.redis, self.night.organization)
+        self.supervisor = Supervisor(
+            self.store,
+            self.broker,
+            self.night,
+            mailbox_size=s.mailbox_size,
+            reply_timeout=s.reply_timeout_seconds,
+            on_batch=self.metrics.observe_batch,
+        )
+        await self.supervisor.start()
+        self.runner = ProjectionRunner(self.store, [self.bankrolls])
+        await self.runner.load_checkpoint()
+        await self.runner.catch_up()
+        self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
+        log.info("night_started", organization=self.night.organization, redis=url)
+
+    async def stop(self) -> None:
+        await self.supervisor.stop()
+        await cancel_and_wait(self.tasks)
+        self.tasks.clear()
+        try:
+            await self.runner.save_checkpoint()
+        except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut
+            log.warning("checkpoint_not_saved", error=str(e))
+        if self.redis is not None:
+            await self.redis.aclose()
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)

@@ -1,0 +1,45 @@
+"""Server settings: command-line flags over environment variables over defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    night: Path = Path("examples/night.toml")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = Path("var")
+    redis_url: str | None = None
+    """``REDIS_URL``: use that Redis (>= 6.2, Valkey, Cluster); unset: embedded redis-server."""
+    appendfsync: str = "always"
+    """``CASINO_APPENDFSYNC``: the embedded Redis's fsync policy (always, everysec, no)."""
+    max_frame_bytes: int = 64 * 1024
+    """Largest websocket message or HTTP command accepted; larger closes with 1009."""
+    send_queue_frames: int = 4096
+    """Frames queued for one client before it is disconnected as too slow."""
+    heartbeat_seconds: float = 15.0
+    mailbox_size: int = 4096
+    """Commands queued for one actor before new ones get ``busy``."""
+    reply_timeout_seconds: float = 10.0
+    log_format: str = "json"
+    """``CASINO_LOG_FORMAT``: ``json`` (production) or ``console`` (development)."""
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        env = os.environ
+        values: dict[str, object] = {
+            "redis_url": env.get("REDIS_URL") or None,
+            "appendfsync": env.get("CASINO_APPENDFSYNC", "always"),
+            "log_format": env.get("CASINO_LOG_FORMAT", "json"),
+        }
+        if "CASINO_DATA_DIR" in env:
+            values["data_dir"] = Path(env["CASINO_DATA_DIR"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)  # type: ignore[arg-type]
+        if settings.appendfsync not in ("always", "everysec", "no"):
+            raise ValueError("CASINO_APPENDFSYNC must be always, everysec or no")
+        return settings

@@ -1,0 +1,218 @@
+"""The event store on Redis Streams (DESIGN.md, "Event store on Redis Streams").
+
+One organization per store. Each aggregate is one stream with explicit IDs ``0-<seq>``;
+every event is also appended to the organization's log. Appends go through one Lua
+script that checks the expected version and last hash, idempotency keys and balance
+guards, and writes everything or nothing. Streams are never trimmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+
+from events.codec import decode, encode
+from events.envelope import GENESIS_HASH, Envelope
+from services.store import keys
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BalanceMove:
+    """A signed change to a player's chip balance; a negative move is guarded (never < 0)."""
+
+    player: str
+    delta: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandWrite:
+    """What one command writes: its events, balance moves and stored result (for retries)."""
+
+    key: str
+    result: bytes
+    events: Sequence[Envelope] = ()
+    moves: Sequence[BalanceMove] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Appended:
+    """The batch was written; ``log_ids`` are the org-log ids of its events, in order."""
+
+    log_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionConflict:
+    """Another writer moved the stream: reload and decide again."""
+
+    version: int
+    last_hash: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DuplicateCommand:
+    """Command ``index`` of the batch was already applied (a retry that raced)."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InsufficientFunds:
+    """Command ``index`` would take ``player``'s balance below zero; nothing was written."""
+
+    index: int
+    player: str
+
+
+AppendOutcome = Appended | VersionConflict | DuplicateCommand | InsufficientFunds
+
+
+@dataclass(slots=True)
+class Head:
+    """A stream's version (last seq, 0 when empty) and last hash."""
+
+    version: int
+    last_hash: str = GENESIS_HASH
+
+
+@dataclass(slots=True)
+class LogEntry:
+    log_id: str
+    envelope: Envelope = field(repr=False)
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class EventStore:
+    """The organization's event store on one Redis (or one Cluster slot, via ``{org}``)."""
+
+    def __init__(self, redis: aioredis.Redis, org: str) -> None:
+        self.redis = redis
+        self.org = org
+        source = resources.files("services.store").joinpath("append.lua").read_text()
+        self._append = redis.register_script(source)
+        self._log = keys.log(org)
+
+    async def head(self, stream: str) -> Head:
+        """The stream's version and last hash, from its meta hash."""
+        version, last = await self.redis.hmget(keys.meta(self.org, stream), ["v", "h"])
+        if version is None:
+            return Head(0)
+        return Head(int(version), _s(last))
+
+    async def append(
+        self, stream: str, expected: Head, commands: Sequence[CommandWrite]
+    ) -> AppendOutcome:
+        """Append the commands' events atomically after ``expected``; see the Lua script."""
+        args: list[Any] = [stream, expected.version, expected.last_hash, GENESIS_HASH]
+        args.append(len(commands))
+        last_hash = expected.last_hash
+        for cmd in commands:
+            args += [cmd.key, cmd.result, len(cmd.moves)]
+            for move in cmd.moves:
+                args += [move.player, move.delta]
+            args.append(len(cmd.events))
+            for env in cmd.events:
+                args.append(encode(env))
+                last_hash = env.hash
+        args.append(last_hash)
+        reply = await self._append(
+            keys=[
+                keys.stream(self.org, stream),
+                keys.meta(self.org, stream),
+                self._log,
+                keys.commands(self.org),
+                keys.balances(self.org),
+                keys.streams(self.org),
+            ],
+            args=args,
+        )
+        status = _s(reply[0])
+        if status == "ok":
+            return Appended(log_ids=tuple(_s(x) for x in reply[1:]))
+        if status == "conflict":
+            return VersionConflict(version=int(reply[1]), last_hash=_s(reply[2]))
+        if status == "duplicate":
+            return DuplicateCommand(index=int(reply[1]) - 1)
+        if status == "insufficient":
+            return InsufficientFunds(index=int(reply[1]) - 1, player=_s(reply[2]))
+        raise RuntimeError(f"append script replied {reply!r}")
+
+    async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
+        """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""
+        entries = await self.redis.xrange(
+            keys.stream(self.org, stream), min=f"0-{since + 1}", max="+", count=limit
+        )
+        return [decode(f[b"e"], _s(f.get(b"l"))) for _id, f in entries]
+
+    async def read_all(self, stream: str, batch: int = 1000) -> list[Envelope]:
+        """Every event of ``stream``, fetched in batches."""
+        out: list[Envelope] = []
+        while True:
+            got = await self.read(stream, since=len(out), limit=batch)
+            out += got
+            if len(got) < batch:
+                return out
+
+    async def read_log(self, after: str = "0", limit: int = 1000) -> list[LogEntry]:
+        """Org-log entries strictly after ``after`` (an org-log id, ``0`` for the start)."""
+        entries = await self.redis.xrange(self._log, min=f"({after}" if after != "0" else "-",
+                                          max="+", count=limit)
+        return [LogEntry(_s(i), decode(f[b"e"], _s(i))) for i, f in entries]
+
+    async def tail_log(self, after: str, limit: int = 1000, block_ms: int = 1000) -> list[LogEntry]:
+        """Wait up to ``block_ms`` for org-log entries after ``after``."""
+        got = await self.redis.xread({self._log: after}, count=limit, block=block_ms)
+        out: list[LogEntry] = []
+        for _key, entries in got or []:
+            out += [LogEntry(_s(i), decode(f[b"e"], _s(i))) for i, f in entries]
+        return out
+
+    async def log_head(self) -> str:
+        """The id of the org log's last entry, ``0`` when empty."""
+        last = await self.redis.xrevrange(self._log, count=1)
+        return _s(last[0][0]) if last else "0"
+
+    async def log_raw(self, after: str = "0", limit: int = 1000) -> list[tuple[str, bytes]]:
+        """Raw org-log entries (id, packed envelope) after ``after``, for fast replays."""
+        lo = f"({after}" if after != "0" else "-"
+        entries = await self.redis.xrange(self._log, min=lo, max="+", count=limit)
+        return [(_s(i), f[b"e"]) for i, f in entries]
+
+    async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
+        """Stored results of earlier commands by idempotency key (None where new)."""
+        if not command_keys:
+            return []
+        got: list[bytes | None] = await self.redis.hmget(keys.commands(self.org), command_keys)
+        return got
+
+    async def balance(self, player: str) -> int:
+        """The player's guarded chip balance in cents."""
+        value = await self.redis.hget(keys.balances(self.org), player)
+        return int(value) if value is not None else 0
+
+    async def balances(self) -> dict[str, int]:
+        got = await self.redis.hgetall(keys.balances(self.org))
+        return {_s(k): int(v) for k, v in got.items()}
+
+    async def stream_names(self) -> list[str]:
+        """Every aggregate stream of the organization, sorted."""
+        return sorted(_s(x) for x in await self.redis.smembers(keys.streams(self.org)))
+
+
+def pack_result(fingerprint: str, reply: dict[str, Any]) -> bytes:
+    """The stored form of a command's reply, with the fingerprint of what was asked."""
+    packed: bytes = msgpack.packb([fingerprint, reply], use_bin_type=True)
+    return packed
+
+
+def unpack_result(raw: bytes) -> tuple[str, dict[str, Any]]:
+    fingerprint, reply = msgpack.unpackb(raw, raw=False)
+    return fingerprint, reply
