@@ -9,16 +9,15 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from services.settings import Settings
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
     from services import logging as app_logging
     from services.gateway.app import create_app
-    from services.gateway.auth import load_secret, mint
+    from services.gateway.auth import load_secret
     from services.night import NightError, load_night
     from services.runtime import Runtime
 
@@ -35,46 +34,55 @@ def _serve(args: argparse.Namespace) -> int:
     secret = load_secret(settings.data_dir, create=True)
     runtime = Runtime(settings=settings, night=night, secret=secret)
     app = create_app(runtime)
-
-    async def announce(app: web.Application) -> None:
-        now = int(time.time())
-        base = f"http://{settings.host}:{settings.port}"
-        ws = f"ws://{settings.host}:{settings.port}/ws"
-        tables = tuple(t.id for t in night.tables)
-        lines = [
-            f"Casino Night is open for {night.organization_name} ({night.occasion_name})",
-            f"  HTTP      {base}   websocket {ws}",
-            "  tokens (12h):",
-        ]
-        for role, extra in (
-            ("dealer", {"tables": tables}),
-            ("cashier", {}),
-            ("auditor", {}),
-            ("ops", {}),
-            ("member_in_charge", {}),
-        ):
-            token = mint(secret, role=role, sub=role, ttl_seconds=43200, now=now, **extra)  # type: ignore[arg-type]
-            lines.append(f"    {role:<17} {token}")
-        for player in night.players:
-            token = mint(secret, role="player", sub=player, player=player, ttl_seconds=43200, now=now)
-            lines.append(f"    player {player:<10} {token}")
-        print("\n".join(lines), flush=True)
-
-    app.on_startup.append(announce)
     try:
         import uvloop
 
-        runner_factory = uvloop.new_event_loop
-    except ImportError:  # pragma: no cover
-        runner_factory = None
-    web.run_app(
-        app,
-        host=settings.host,
-        port=settings.port,
-        print=None,
-        handle_signals=True,
-        loop=runner_factory() if runner_factory else None,
-    )
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop is optional off Linux
+        pass
+    return asyncio.run(_run_site(app, settings, night, secret))
+
+
+async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> int:
+    """Start the site, print where it listens and a token per role, run until a signal."""
+    import signal
+
+    from aiohttp import web
+
+    from services.gateway.auth import mint
+
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port)
+    await site.start()
+    now = int(time.time())
+    base = f"http://{settings.host}:{settings.port}"
+    tables = tuple(t.id for t in night.tables)
+    lines = [
+        f"Casino Night is open for {night.organization_name} ({night.occasion_name})",
+        f"  listening on {base}  (websocket {base.replace('http', 'ws')}/ws)",
+        "  tokens (valid 12h; mint more with `casino-night token`):",
+    ]
+    for role in ("dealer", "cashier", "auditor", "ops", "member_in_charge", "seller"):
+        token = mint(
+            secret,
+            role=role,
+            sub=role,
+            ttl_seconds=43200,
+            now=now,
+            tables=tables if role == "dealer" else (),
+        )
+        lines.append(f"    {role:<17} {token}")
+    for player in night.players:
+        token = mint(secret, role="player", sub=player, player=player, ttl_seconds=43200, now=now)
+        lines.append(f"    player {player:<10} {token}")
+    print("\n".join(lines), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
     return 0
 
 

@@ -20,7 +20,7 @@ from math import gcd
 from types import MemberDescriptorType
 from typing import Final
 
-from services.games.base import JSON, PlacedBet, RuleError, Settlement, SettlementResult
+from services.games.base import JSON, Game, PlacedBet, RuleError, Settlement, SettlementResult
 
 __all__ = [
     "AMERICAN_WHEEL_ORDER",
@@ -207,7 +207,7 @@ _COUNT: Final[Mapping[str, int]] = {
 }
 _ALL_KINDS: Final[frozenset[str]] = frozenset(_FIELD)
 
-Key = tuple[str, tuple[str, ...] | int | str | None]
+_Key = tuple[str, tuple[str, ...] | int | str | None]
 """A canonical bet as a hashable key: (kind, numbers | column | dozen | center | color)."""
 
 
@@ -262,10 +262,10 @@ def five_adjacent_numbers(wheel: str, center: str) -> tuple[str, ...]:
     return tuple(order[(i + d) % n] for d in (-2, -1, 0, 1, 2))
 
 
-def _coverage_table(wheel: str) -> dict[Key, frozenset[str]]:
+def _coverage_table(wheel: str) -> dict[_Key, frozenset[str]]:
     """Every canonical bet on ``wheel`` (standard and optional) -> the pockets it covers."""
     pockets = _POCKETS[wheel]
-    table: dict[Key, frozenset[str]] = {}
+    table: dict[_Key, frozenset[str]] = {}
 
     def add(kind: str, detail: tuple[str, ...] | int | str | None, covers: Sequence[str]) -> None:
         cover = frozenset(covers)
@@ -332,7 +332,7 @@ def _coverage_table(wheel: str) -> dict[Key, frozenset[str]]:
     return table
 
 
-_COVERAGE: Final[Mapping[str, Mapping[Key, frozenset[str]]]] = {
+_COVERAGE: Final[Mapping[str, Mapping[_Key, frozenset[str]]]] = {
     w: _coverage_table(w) for w in WHEELS
 }
 
@@ -567,7 +567,7 @@ def _numbers(wheel: str, raw: JSON) -> tuple[str, ...]:
     return _sorted(nums)
 
 
-def _canonical(wheel: str, kind: str, bet: Mapping[str, JSON]) -> tuple[Key, dict[str, JSON]]:
+def _canonical(wheel: str, kind: str, bet: Mapping[str, JSON]) -> tuple[_Key, dict[str, JSON]]:
     """The canonical key and spec of a bet of a known ``kind``, or RuleError."""
     field = _FIELD[kind]
     allowed = {"kind"} if field is None else {"kind", field}
@@ -578,7 +578,7 @@ def _canonical(wheel: str, kind: str, bet: Mapping[str, JSON]) -> tuple[Key, dic
         raise _bad_request(f"unknown fields for a {kind} bet: {', '.join(extra)}")
     table = _COVERAGE[wheel]
     if field is None:
-        key: Key = (kind, None)
+        key: _Key = (kind, None)
         if key not in table:  # five on a single-zero wheel (checked as not offered before)
             raise _invalid_bet(f"{kind} is not a bet on this wheel")
         if "numbers" in bet and frozenset(_numbers(wheel, bet["numbers"])) != table[key]:
@@ -860,5 +860,5 @@ class Roulette:
         return str(outcome["pocket"])
 
 
-ROULETTE: Final = Roulette()
+ROULETTE: Final[Game] = Roulette()
 """The roulette game, as the table rules use it (``base.Game``)."""

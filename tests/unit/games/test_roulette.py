@@ -108,9 +108,7 @@ def standard_bets(wheel: str) -> list[Bet]:
     bets += [nums("split", a, b) for a, b in zero_splits]
     bets += [nums("street", *row(r)) for r in range(1, 13)]
     bets += [
-        nums("corner", str(n), str(n + 1), str(n + 3), str(n + 4))
-        for n in range(1, 33)
-        if n % 3
+        nums("corner", str(n), str(n + 1), str(n + 3), str(n + 4)) for n in range(1, 33) if n % 3
     ]
     bets += [nums("line", *row(r), *row(r + 1)) for r in range(1, 12)]
     if wheel == "double_zero":
@@ -187,7 +185,7 @@ def test_wheel_order_data_as_published() -> None:
 def test_red_numbers_are_18_and_black_the_other_18_4620_4_a_3_ii() -> None:
     """4620.4(a)(3)(ii): pockets 1..36 are red or black, 18 each; 0 and 00 are green."""
     assert len(RED_NUMBERS) == 18
-    assert RED_NUMBERS <= set(NUMBERS)
+    assert RED_NUMBERS.issubset(NUMBERS)
     assert len(BLACK_NUMBERS) == 18
     assert "0" not in RED_NUMBERS and "00" not in RED_NUMBERS
     assert {"1", "3", "5", "7", "9", "12", "14", "16", "18"} <= RED_NUMBERS
@@ -767,7 +765,7 @@ def test_covered_gives_the_pockets_of_a_bet_and_validates_it() -> None:
 
 def test_default_config_is_double_zero_with_regulatory_limits_4620_4() -> None:
     """Defaults: double-zero wheel (4620.4(a)(3)), $2 inside (d), $5 outside (e)."""
-    assert DZ == {
+    expected = {
         "wheel": "double_zero",
         "options": [],
         "exclude": [],
@@ -778,6 +776,7 @@ def test_default_config_is_double_zero_with_regulatory_limits_4620_4() -> None:
         "min_bet": 1,
         "odds": {},
     }
+    assert dict(DZ) == expected
 
 
 def test_config_canonical_form_is_a_fixed_point() -> None:
@@ -1121,9 +1120,7 @@ def test_enumerated_edge_equals_the_edge_the_payout_table_implies() -> None:
 
 def _placeable(config: Mapping[str, Any]) -> list[Bet]:
     wheel = config["wheel"]
-    return [
-        b for b in standard_bets(wheel) + option_bets(wheel) if b["kind"] in config["offered"]
-    ]
+    return [b for b in standard_bets(wheel) + option_bets(wheel) if b["kind"] in config["offered"]]
 
 
 DZ_BETS = _placeable(DZ_ALL)
@@ -1205,7 +1202,7 @@ def test_numbers_order_does_not_change_the_bet(bet: Bet, rnd: Any) -> None:
 @FAST
 @given(
     st.sampled_from(["double_zero", "single_zero"]),
-    st.sets(st.sampled_from(DZ_OPTIONS + ["color_seven"])),
+    st.sets(st.sampled_from([*DZ_OPTIONS, "color_seven"])),
     st.sets(st.sampled_from(sorted(STANDARD_ODDS))),
 )
 def test_parse_config_is_idempotent_and_honours_nj_g(
