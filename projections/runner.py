@@ -106,11 +106,8 @@ class ProjectionRunner:
                 await asyncio.sleep(0.2)
 
     async def _step(self, block_ms: int) -> None:
-        got = await self.store.redis.xread(
-            {keys.log(self.store.org): self.last_id}, count=BATCH, block=block_ms
-        )
-        for _key, entries in got or []:
-            page = [(i.decode(), f[b"e"]) for i, f in entries]
+        page = await self.store.tail_log_raw(self.last_id, BATCH, block_ms)
+        if page:
             fold_raw(self.projections, page)
             self.last_id = page[-1][0]
             self.folded += len(page)

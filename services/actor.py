@@ -41,6 +41,7 @@ log = structlog.get_logger(__name__)
 
 S = TypeVar("S")
 C = TypeVar("C")
+C_contra = TypeVar("C_contra", contravariant=True)
 
 Reply = dict[str, Any]
 """``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message"}}``."""
@@ -55,12 +56,12 @@ def error_reply(code: str, message: str) -> Reply:
     return {"ok": False, "error": {"code": code, "message": message}}
 
 
-class Rules(Protocol[S, C]):
+class Rules(Protocol[S, C_contra]):
     """The pure rules an actor runs: its aggregate's decide/evolve and what they imply."""
 
     def initial(self, stream: str) -> S: ...
 
-    def decide(self, state: S, command: C) -> list[Event]: ...
+    def decide(self, state: S, command: C_contra) -> list[Event]: ...
 
     def evolve(self, state: S, event: Event) -> S: ...
 
@@ -82,7 +83,9 @@ class Submission(Generic[C]):
     command_id: str
     actor: str
     command: C
-    future: asyncio.Future[Reply] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    future: asyncio.Future[Reply] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class MailboxFull(Exception):
@@ -150,9 +153,15 @@ class Actor(Generic[S, C]):
                 # retry with the same command id learns what happened.
                 self.stale = True
                 self._log.warning("store_unavailable", error=str(e))
-                self._fail(batch, "unavailable", "the event store is unreachable; retry the same command id")
+                self._fail(
+                    batch,
+                    "unavailable",
+                    "the event store is unreachable; retry the same command id",
+                )
             except asyncio.CancelledError:
-                self._fail(batch, "unavailable", "the server is shutting down; retry the same command id")
+                self._fail(
+                    batch, "unavailable", "the server is shutting down; retry the same command id"
+                )
                 raise
             except Exception:
                 self.stale = True
@@ -205,9 +214,7 @@ class Actor(Generic[S, C]):
             assert isinstance(outcome, (VersionConflict, DuplicateCommand))
         self._fail(batch, "conflict", "the stream kept moving under this command; retry it")
 
-    async def _answer_retries(
-        self, batch: list[Submission[C]]
-    ) -> tuple[list[int], dict[int, int]]:
+    async def _answer_retries(self, batch: list[Submission[C]]) -> tuple[list[int], dict[int, int]]:
         """Reply to commands already applied (same key).
 
         Returns the indexes still to decide, and the in-batch repeats of a key (index ->

@@ -202,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     tok.add_argument("--ttl", default="12h")
     tok.add_argument("--data-dir", default=None)
 
-    for name, text in (("replay", "rebuild every projection from the org log"),
-                       ("verify", "walk every stream's hash chain")):
+    for name, text in (
+        ("replay", "rebuild every projection from the org log"),
+        ("verify", "walk every stream's hash chain"),
+    ):
         p = sub.add_parser(name, help=text)
         p.add_argument("--night", default="examples/night.toml")
         p.add_argument("--data-dir", default=None)

@@ -72,9 +72,7 @@ def balance_moves(events: Sequence[Event]) -> list[tuple[str, int]]:
     for ev in events:
         if isinstance(ev, ChipsIssued):
             moves.append((ev.player, ev.amount))
-        elif isinstance(ev, ChipsRedeemed):
-            moves.append((ev.player, -ev.amount))
-        elif isinstance(ev, BetPlaced):
+        elif isinstance(ev, (ChipsRedeemed, BetPlaced)):
             moves.append((ev.player, -ev.amount))
         elif isinstance(ev, BetCancelled):
             moves.append((ev.player, ev.amount))

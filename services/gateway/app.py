@@ -23,13 +23,14 @@ from services.gateway.protocol import (
     STREAM_OPS,
     ParsedCommand,
     ProtocolError,
-    field as req_field,
     parse_command,
     parse_json,
     text_field,
 )
+from services.gateway.protocol import (
+    field as req_field,
+)
 from services.runtime import Runtime
-from services.supervisor import table_stream
 from services.tables.rules import DrawOutcome, TableState, table_game
 
 log = structlog.get_logger(__name__)
@@ -308,7 +309,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 handlers.add(task)
                 task.add_done_callback(handlers.discard)
             elif message.type == WSMsgType.BINARY:
-                client.enqueue(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
+                client.enqueue(
+                    _dumps({"re": None, **error_reply("bad_request", "text frames only")})
+                )
     finally:
         runtime.metrics.connections.dec()
         client.drop_subscriptions()
@@ -339,7 +342,10 @@ def _authenticated(
 
 async def post_command(request: web.Request, who: Principal) -> web.Response:
     runtime = request.app[RUNTIME]
-    if request.content_length is not None and request.content_length > runtime.settings.max_frame_bytes:
+    if (
+        request.content_length is not None
+        and request.content_length > runtime.settings.max_frame_bytes
+    ):
         return web.json_response(error_reply("bad_request", "command too large"), status=413)
     body = await request.read()
     try:
@@ -424,7 +430,9 @@ async def get_table_bankroll(request: web.Request, who: Principal) -> web.Respon
     runtime = request.app[RUNTIME]
     if runtime.night.table(table) is None:
         return web.json_response(error_reply("unknown_table", "no such table"), status=404)
-    totals = runtime.bankrolls.tables.get(table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0))
+    totals = runtime.bankrolls.tables.get(
+        table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0)
+    )
     return web.json_response({"table": table, **totals})
 
 

@@ -121,7 +121,9 @@ def load_secret(data_dir: Path, *, create: bool) -> bytes:
 # Who may do what.
 
 READ_ALL = frozenset({"auditor", "ops"})
-TABLE_OPS = frozenset({"open_round", "no_more_bets", "record_outcome", "draw_outcome", "close_table"})
+TABLE_OPS = frozenset(
+    {"open_round", "no_more_bets", "record_outcome", "draw_outcome", "close_table"}
+)
 CAGE_OPS = frozenset({"buy_chips", "cash_out"})
 
 

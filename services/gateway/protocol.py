@@ -83,7 +83,7 @@ def field(msg: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> A
     if name not in msg:
         raise ProtocolError("bad_request", f"missing field {name!r}")
     value = msg[name]
-    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise ProtocolError("bad_request", f"field {name!r} must be {names}")
     return value
@@ -92,7 +92,9 @@ def field(msg: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> A
 def text_field(msg: Mapping[str, Any], name: str) -> str:
     value: str = field(msg, name, str)
     if not value or len(value) > MAX_ID_LENGTH:
-        raise ProtocolError("bad_request", f"field {name!r} must be 1 to {MAX_ID_LENGTH} characters")
+        raise ProtocolError(
+            "bad_request", f"field {name!r} must be 1 to {MAX_ID_LENGTH} characters"
+        )
     return value
 
 
@@ -108,14 +110,18 @@ def amount_field(msg: Mapping[str, Any]) -> int:
     if value <= 0:
         raise ProtocolError("bad_request", "amount must be positive")
     if value > MAX_SAFE_AMOUNT_CENTS:
-        raise ProtocolError("over_limit", f"amount is over the largest amount {MAX_SAFE_AMOUNT_CENTS}")
+        raise ProtocolError(
+            "over_limit", f"amount is over the largest amount {MAX_SAFE_AMOUNT_CENTS}"
+        )
     return value
 
 
 def fingerprint(msg: Mapping[str, Any]) -> str:
     """What a command asks, without its id: a retry must ask the same."""
     body = {k: v for k, v in msg.items() if k != "id"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def parse_command(msg: Mapping[str, Any], who: Principal, tables: set[str]) -> ParsedCommand:

@@ -102,14 +102,17 @@ class EmbeddedRedis:
             preexec_fn=_die_with_parent if self.die_with_parent else None,
         )
         self._wait_ready(timeout)
-        log.info("embedded_redis_started", port=self.port, pid=self.proc.pid, dir=str(self.data_dir))
+        log.info(
+            "embedded_redis_started", port=self.port, pid=self.proc.pid, dir=str(self.data_dir)
+        )
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
+                code = self.proc.returncode
                 raise RuntimeError(
-                    f"redis-server exited with {self.proc.returncode}; see {self.data_dir}/redis.log"
+                    f"redis-server exited with {code}; see {self.data_dir}/redis.log"
                 )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:

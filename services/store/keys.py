@@ -14,7 +14,9 @@ def _tag(org: str) -> str:
 
 
 def stream(org: str, name: str) -> str:
-    """An aggregate's event stream (``table:roulette-1``, ``cage``, ``license``); IDs ``0-<seq>``."""
+    """An aggregate's event stream (``table:roulette-1``, ``cage``, ``license``).
+
+    Entry IDs are ``0-<seq>``."""
     return f"{_tag(org)}:stream:{name}"
 
 
@@ -46,5 +48,3 @@ def streams(org: str) -> str:
 def projection(org: str, name: str) -> str:
     """A projection's checkpoint: its state and the last org-log id folded, in one value."""
     return f"{_tag(org)}:projection:{name}"
-
-

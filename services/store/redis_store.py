@@ -9,7 +9,7 @@ guards, and writes everything or nothing. Streams are never trimmed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -80,12 +80,6 @@ class Head:
     last_hash: str = GENESIS_HASH
 
 
-@dataclass(slots=True)
-class LogEntry:
-    log_id: str
-    envelope: Envelope = field(repr=False)
-
-
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -147,7 +141,7 @@ class EventStore:
 
     async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
         """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""
-        entries = await self.redis.xrange(
+        entries: Any = await self.redis.xrange(
             keys.stream(self.org, stream), min=f"0-{since + 1}", max="+", count=limit
         )
         return [decode(f[b"e"], _s(f.get(b"l"))) for _id, f in entries]
@@ -161,37 +155,33 @@ class EventStore:
             if len(got) < batch:
                 return out
 
-    async def read_log(self, after: str = "0", limit: int = 1000) -> list[LogEntry]:
-        """Org-log entries strictly after ``after`` (an org-log id, ``0`` for the start)."""
-        entries = await self.redis.xrange(self._log, min=f"({after}" if after != "0" else "-",
-                                          max="+", count=limit)
-        return [LogEntry(_s(i), decode(f[b"e"], _s(i))) for i, f in entries]
-
-    async def tail_log(self, after: str, limit: int = 1000, block_ms: int = 1000) -> list[LogEntry]:
-        """Wait up to ``block_ms`` for org-log entries after ``after``."""
-        got = await self.redis.xread({self._log: after}, count=limit, block=block_ms)
-        out: list[LogEntry] = []
+    async def tail_log_raw(
+        self, after: str, limit: int = 1000, block_ms: int = 1000
+    ) -> list[tuple[str, bytes]]:
+        """Wait up to ``block_ms`` for raw org-log entries after ``after``."""
+        got: Any = await self.redis.xread({self._log: after}, count=limit, block=block_ms)
+        out: list[tuple[str, bytes]] = []
         for _key, entries in got or []:
-            out += [LogEntry(_s(i), decode(f[b"e"], _s(i))) for i, f in entries]
+            out += [(_s(i), f[b"e"]) for i, f in entries]
         return out
 
     async def log_head(self) -> str:
         """The id of the org log's last entry, ``0`` when empty."""
-        last = await self.redis.xrevrange(self._log, count=1)
+        last: Any = await self.redis.xrevrange(self._log, count=1)
         return _s(last[0][0]) if last else "0"
 
     async def log_raw(self, after: str = "0", limit: int = 1000) -> list[tuple[str, bytes]]:
         """Raw org-log entries (id, packed envelope) after ``after``, for fast replays."""
         lo = f"({after}" if after != "0" else "-"
-        entries = await self.redis.xrange(self._log, min=lo, max="+", count=limit)
+        entries: Any = await self.redis.xrange(self._log, min=lo, max="+", count=limit)
         return [(_s(i), f[b"e"]) for i, f in entries]
 
     async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
         """Stored results of earlier commands by idempotency key (None where new)."""
         if not command_keys:
             return []
-        got: list[bytes | None] = await self.redis.hmget(keys.commands(self.org), command_keys)
-        return got
+        got: Any = await self.redis.hmget(keys.commands(self.org), command_keys)
+        return list(got)
 
     async def balance(self, player: str) -> int:
         """The player's guarded chip balance in cents."""

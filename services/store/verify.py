@@ -47,14 +47,18 @@ async def verify_stream(store: EventStore, stream: str, batch: int = 1000) -> Ch
                 reason = "hash does not match the event's contents (altered event)"
             if reason:
                 return ChainReport(
-                    stream=stream, events=count, breaks=(ChainBreak(stream=stream, seq=count, reason=reason),)
+                    stream=stream,
+                    events=count,
+                    breaks=(ChainBreak(stream=stream, seq=count, reason=reason),),
                 )
             prev = env.hash
         if len(page) < batch:
             break
     head = await store.head(stream)
     if head.version != count or head.last_hash != prev:
-        brk = ChainBreak(stream=stream, seq=count, reason="stream meta does not match its last event")
+        brk = ChainBreak(
+            stream=stream, seq=count, reason="stream meta does not match its last event"
+        )
         return ChainReport(stream=stream, events=count, breaks=(brk,))
     return ChainReport(stream=stream, events=count, breaks=())
 

@@ -267,7 +267,9 @@ def settle_round(
 ) -> tuple[BetSettlement, ...]:
     """Every bet of the round, in the order placed, settled by the game's payout table."""
     return tuple(
-        BetSettlement(bet_id=s.bet_id, player=s.player, amount=s.amount, result=s.result, paid=s.paid)
+        BetSettlement(
+            bet_id=s.bet_id, player=s.player, amount=s.amount, result=s.result, paid=s.paid
+        )
         for s in game.settle(state.config, list(state.bets.values()), outcome)
     )
 
