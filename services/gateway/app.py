@@ -39,6 +39,8 @@ RUNTIME = web.AppKey("runtime", Runtime)
 FRAME_CACHE_SIZE = 8192
 """Encoded event frames kept so one event is encoded once for all its subscribers."""
 CATCH_UP_PAGE = 1000
+SLOW_CLOSE_SECONDS = 2.0
+"""How long a slow client's close handshake may take before its connection is aborted."""
 MAX_IN_FLIGHT = 512
 """Commands one connection may have awaiting replies at once."""
 
@@ -91,13 +93,23 @@ class Subscription:
 
     def deliver(self, env: Envelope) -> None:
         if self.buffering:
+            # Live events during catch-up wait here; a client that falls this far behind
+            # while catching up is as slow as one whose queue is full.
             self.pending.append(env)
+            if len(self.pending) > self.client.queue.maxsize:
+                self.client.drop("fell behind while catching up")
         elif self._newer(env):
-            self.send(env)
+            self.position = self._position_of(env)
+            self.client.enqueue(self.client.frames.frame(env))
 
-    def send(self, env: Envelope) -> None:
-        self.position = _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
-        self.client.enqueue(self.client.frames.frame(env))
+    def _position_of(self, env: Envelope) -> Any:
+        return _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
+
+    async def catch_up(self, env: Envelope) -> None:
+        """Send a stored event, waiting for room in the queue (flow control, no drop)."""
+        if self._newer(env):
+            self.position = self._position_of(env)
+            await self.client.put_flow(self.client.frames.frame(env))
 
 
 class Client:
@@ -113,6 +125,17 @@ class Client:
         self.queue: asyncio.Queue[str] = asyncio.Queue(runtime.settings.send_queue_frames)
         self.subs: dict[str, Subscription] = {}
         self.too_slow = False
+        self.transport: asyncio.Transport | None = None
+        # Catch-up fills at most half the queue, leaving room for live frames and replies.
+        self.flow_limit = max(1, self.queue.maxsize // 2)
+        self.room = asyncio.Event()
+
+    async def put_flow(self, frame: str) -> None:
+        """Queue a frame, waiting while the queue is half full (catch-up's flow control)."""
+        while self.queue.qsize() >= self.flow_limit and not self.too_slow:
+            self.room.clear()
+            await self.room.wait()
+        self.enqueue(frame)
 
     def enqueue(self, frame: str) -> None:
         if self.too_slow:
@@ -121,16 +144,32 @@ class Client:
             self.queue.put_nowait(frame)
         except asyncio.QueueFull:
             # One slow tablet must never stall a table: drop it; it resumes with `since`.
-            self.too_slow = True
-            self.runtime.metrics.slow_disconnects.inc()
-            log.warning("client_too_slow", sub=self.who.sub)
-            asyncio.get_running_loop().create_task(
-                self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow; resubscribe")
+            self.drop("send queue full")
+
+    def drop(self, reason: str) -> None:
+        """Disconnect a client that cannot keep up (close code 1013, try again later)."""
+        if self.too_slow:
+            return
+        self.too_slow = True
+        self.drop_subscriptions()
+        self.runtime.metrics.slow_disconnects.inc()
+        log.warning("client_too_slow", sub=self.who.sub, reason=reason)
+        asyncio.get_running_loop().create_task(self._close_slow())
+
+    async def _close_slow(self) -> None:
+        with contextlib.suppress(TimeoutError, ConnectionError):
+            await asyncio.wait_for(
+                self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow; resubscribe"),
+                SLOW_CLOSE_SECONDS,
             )
+        if self.transport is not None:
+            self.transport.abort()  # its buffers are full: the close frame may never go out
 
     async def writer(self) -> None:
         while True:
             frame = await self.queue.get()
+            if self.queue.qsize() < self.flow_limit:
+                self.room.set()
             await self.ws.send_str(frame)
 
     def drop_subscriptions(self) -> None:
@@ -233,7 +272,7 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
             while True:
                 page = await runtime.store.log_raw(after, CATCH_UP_PAGE)
                 for log_id, raw in page:
-                    sub.send(decode(raw, log_id))
+                    await sub.catch_up(decode(raw, log_id))
                 if len(page) < CATCH_UP_PAGE:
                     break
                 after = page[-1][0]
@@ -242,16 +281,17 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
             while True:
                 page_envs = await runtime.store.read(stream, sub.position, CATCH_UP_PAGE)
                 for env in page_envs:
-                    sub.send(env)
+                    await sub.catch_up(env)
                 if len(page_envs) < CATCH_UP_PAGE:
                     break
     except BaseException:
         runtime.broker.remove(stream, sub.deliver)
         client.subs.pop(stream, None)
         raise
+    if client.too_slow:
+        raise ProtocolError("too_slow", "fell behind while catching up; resubscribe")
     for env in sub.pending:
-        if sub._newer(env):
-            sub.send(env)
+        await sub.catch_up(env)
     sub.pending.clear()
     sub.buffering = False
     return {"ok": True, "result": {"head": head}}
@@ -294,6 +334,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     )
     await ws.prepare(request)
     client = Client(ws, who, runtime, request.app[FRAMES])
+    transport = request.transport
+    client.transport = transport if isinstance(transport, asyncio.Transport) else None
     runtime.metrics.connections.inc()
     writer = asyncio.create_task(client.writer())
     handlers: set[asyncio.Task[None]] = set()

@@ -1,0 +1,194 @@
+"""The table's round lifecycle (services/tables/rules.py), pure: decide and evolve."""
+
+from __future__ import annotations
+
+import pytest
+
+from events.tables import (
+    BetCancelled,
+    BetPlaced,
+    NoMoreBets,
+    OutcomeRecorded,
+    RoundOpened,
+    Settled,
+    TableClosed,
+    TableOpened,
+)
+from services.games.base import RuleError
+from services.tables.rules import (
+    CallNoMoreBets,
+    CancelBet,
+    CloseTable,
+    DrawOutcome,
+    OpenRound,
+    OpenTable,
+    PlaceBet,
+    RecordOutcome,
+    TableState,
+    decide,
+    evolve,
+    fold,
+)
+
+STRAIGHT_17 = {"kind": "straight", "numbers": ["17"]}
+
+
+def opened(mode: str = "dealer", **options: object) -> TableState:
+    state = TableState(table="roulette-1")
+    return fold(state, decide(state, OpenTable(game="roulette", config=options, outcome_mode=mode)))  # type: ignore[arg-type]
+
+
+def run(state: TableState, *commands: object) -> TableState:
+    for command in commands:
+        state = fold(state, decide(state, command))  # type: ignore[arg-type]
+    return state
+
+
+def refused(state: TableState, command: object) -> str:
+    with pytest.raises(RuleError) as info:
+        decide(state, command)  # type: ignore[arg-type]
+    return info.value.code
+
+
+def test_open_table_records_the_validated_configuration() -> None:
+    state = TableState(table="roulette-1")
+    [event] = decide(state, OpenTable(game="roulette", config={}, outcome_mode="rng"))
+    assert isinstance(event, TableOpened)
+    assert event.config["max_inside"] == 200 and event.config["max_outside"] == 500
+    assert event.outcome_mode == "rng"
+
+
+def test_reopening_with_the_same_configuration_changes_nothing() -> None:
+    state = opened()
+    assert decide(state, OpenTable(game="roulette", config={}, outcome_mode="dealer")) == []
+
+
+def test_reopening_with_another_configuration_is_a_conflict() -> None:
+    state = opened()
+    command = OpenTable(game="roulette", config={"max_inside": 100}, outcome_mode="dealer")
+    assert refused(state, command) == "conflict"
+
+
+def test_a_table_not_yet_opened_refuses_commands() -> None:
+    assert refused(TableState(table="x"), OpenRound()) == "unknown_table"
+
+
+def test_bets_need_an_open_round() -> None:
+    assert refused(opened(), PlaceBet(player="p", bet=STRAIGHT_17, amount=100)) == "round_not_open"
+
+
+def test_a_bet_in_an_open_round_is_placed_with_a_unique_id() -> None:
+    state = run(opened(), OpenRound())
+    [event] = decide(state, PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100))
+    assert isinstance(event, BetPlaced)
+    assert (event.round, event.player, event.amount) == (1, "p-1", 100)
+    state = evolve(state, event)
+    [second] = decide(state, PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100))
+    assert isinstance(second, BetPlaced) and second.bet_id != event.bet_id
+
+
+def test_no_bets_after_no_more_bets_4620_4_c_1() -> None:
+    state = run(opened(), OpenRound(), CallNoMoreBets())
+    assert refused(state, PlaceBet(player="p", bet=STRAIGHT_17, amount=100)) == "bets_closed"
+
+
+def test_the_game_checks_the_bet() -> None:
+    state = run(opened(), OpenRound())
+    assert (
+        refused(
+            state, PlaceBet(player="p", bet={"kind": "split", "numbers": ["1", "3"]}, amount=100)
+        )
+        == "invalid_bet"
+    )
+    assert refused(state, PlaceBet(player="p", bet=STRAIGHT_17, amount=201)) == "over_limit"
+
+
+def test_cancel_before_no_more_bets_returns_the_bet() -> None:
+    state = run(opened(), OpenRound(), PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100))
+    bet_id = next(iter(state.bets))
+    [event] = decide(state, CancelBet(bet_id=bet_id))
+    assert isinstance(event, BetCancelled) and event.amount == 100
+    assert evolve(state, event).bets == {}
+
+
+def test_cancel_after_no_more_bets_is_refused() -> None:
+    state = run(opened(), OpenRound(), PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100))
+    bet_id = next(iter(state.bets))
+    state = run(state, CallNoMoreBets())
+    assert refused(state, CancelBet(bet_id=bet_id)) == "bets_closed"
+
+
+def test_a_player_cancels_only_their_own_bet() -> None:
+    state = run(opened(), OpenRound(), PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100))
+    bet_id = next(iter(state.bets))
+    assert refused(state, CancelBet(bet_id=bet_id, player="p-2")) == "unknown_bet"
+    assert refused(state, CancelBet(bet_id="nope")) == "unknown_bet"
+
+
+def test_the_outcome_needs_no_more_bets_first() -> None:
+    state = run(opened(), OpenRound())
+    assert refused(state, RecordOutcome(outcome={"pocket": "17"})) == "bets_open"
+    assert refused(opened(), RecordOutcome(outcome={"pocket": "17"})) == "round_not_open"
+
+
+def test_recording_the_outcome_settles_every_bet() -> None:
+    state = run(
+        opened(),
+        OpenRound(),
+        PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100),
+        PlaceBet(player="p-2", bet={"kind": "red"}, amount=500),
+        CallNoMoreBets(),
+    )
+    recorded, settled = decide(state, RecordOutcome(outcome={"pocket": "17"}))
+    assert isinstance(recorded, OutcomeRecorded) and recorded.source == "dealer"
+    assert isinstance(settled, Settled)
+    assert [(s.player, s.result, s.paid) for s in settled.settlements] == [
+        ("p-1", "won", 3600),
+        ("p-2", "lost", 0),
+    ]
+    assert (settled.wagered, settled.paid) == (600, 3600)
+    after = fold(state, [recorded, settled])
+    assert after.phase == "idle" and after.bets == {} and after.last_outcome == "17"
+
+
+def test_spun_from_must_be_the_previous_winning_pocket_4620_4_c_3() -> None:
+    state = run(opened(), OpenRound(), CallNoMoreBets(), RecordOutcome(outcome={"pocket": "5"}))
+    state = run(state, OpenRound(), CallNoMoreBets())
+    assert (
+        refused(state, RecordOutcome(outcome={"pocket": "9", "spun_from": "6"}))
+        == "invalid_outcome"
+    )
+    assert refused(state, RecordOutcome(outcome={"pocket": "9"})) == "invalid_outcome"
+    state = run(state, RecordOutcome(outcome={"pocket": "9", "spun_from": "5"}))
+    assert state.recent == ("9", "5")
+
+
+def test_rng_tables_draw_and_dealer_tables_record() -> None:
+    rng = run(opened("rng"), OpenRound(), CallNoMoreBets())
+    assert refused(rng, RecordOutcome(outcome={"pocket": "1"})) == "wrong_mode"
+    recorded, _settled = decide(rng, DrawOutcome(index=0))
+    assert isinstance(recorded, OutcomeRecorded) and recorded.source == "rng"
+    assert recorded.outcome["pocket"] == "0"  # index 0 of the wheel order
+    dealer = run(opened(), OpenRound(), CallNoMoreBets())
+    assert refused(dealer, DrawOutcome(index=0)) == "wrong_mode"
+
+
+def test_one_round_at_a_time() -> None:
+    state = run(opened(), OpenRound())
+    assert refused(state, OpenRound()) == "round_in_progress"
+    assert refused(state, CloseTable(reason="end")) == "round_in_progress"
+
+
+def test_a_closed_table_refuses_everything() -> None:
+    state = run(opened(), CloseTable(reason="end of the night"))
+    assert state.closed
+    for command in (OpenRound(), PlaceBet(player="p", bet=STRAIGHT_17, amount=1), CallNoMoreBets()):
+        assert refused(state, command) == "table_closed"
+
+
+def test_evolve_counts_the_version() -> None:
+    state = run(opened(), OpenRound(), CallNoMoreBets())
+    assert state.version == 3
+    assert isinstance(decide(run(opened(), OpenRound()), CallNoMoreBets())[0], NoMoreBets)
+    assert isinstance(decide(opened(), OpenRound())[0], RoundOpened)
+    assert isinstance(decide(opened(), CloseTable(reason="x"))[0], TableClosed)
