@@ -96,7 +96,7 @@ class Subscription:
             # Live events during catch-up wait here; a client that falls this far behind
             # while catching up is as slow as one whose queue is full.
             self.pending.append(env)
-            if len(self.pending) > self.client.queue.maxsize:
+            if len(self.pending) > self.client.event_limit:
                 self.client.drop("fell behind while catching up")
         elif self._newer(env):
             self.position = self._position_of(env)
@@ -122,12 +122,13 @@ class Client:
         self.who = who
         self.runtime = runtime
         self.frames = frames
-        self.queue: asyncio.Queue[str] = asyncio.Queue(runtime.settings.send_queue_frames)
+        self.event_limit = runtime.settings.send_queue_frames
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.subs: dict[str, Subscription] = {}
         self.too_slow = False
         self.transport: asyncio.Transport | None = None
         # Catch-up fills at most half the queue, leaving room for live frames and replies.
-        self.flow_limit = max(1, self.queue.maxsize // 2)
+        self.flow_limit = max(1, self.event_limit // 2)
         self.room = asyncio.Event()
 
     async def put_flow(self, frame: str) -> None:
@@ -138,13 +139,19 @@ class Client:
         self.enqueue(frame)
 
     def enqueue(self, frame: str) -> None:
+        """Queue a pushed event frame; a client whose queue is full is dropped."""
         if self.too_slow:
             return
-        try:
-            self.queue.put_nowait(frame)
-        except asyncio.QueueFull:
+        if self.queue.qsize() >= self.event_limit:
             # One slow tablet must never stall a table: drop it; it resumes with `since`.
             self.drop("send queue full")
+            return
+        self.queue.put_nowait(frame)
+
+    def reply(self, frame: str) -> None:
+        """Queue a reply: always room, as replies are bounded by the commands in flight."""
+        if not self.too_slow:
+            self.queue.put_nowait(frame)
 
     def drop(self, reason: str) -> None:
         """Disconnect a client that cannot keep up (close code 1013, try again later)."""
@@ -318,7 +325,7 @@ async def _handle_ws_message(client: Client, text: str) -> None:
     except Exception:
         log.exception("ws_message_failed")
         reply = error_reply("internal", "internal error")
-    client.enqueue(_dumps({"re": msg_id, **reply}))
+    client.reply(_dumps({"re": msg_id, **reply}))
 
 
 async def websocket(request: web.Request) -> web.StreamResponse:
@@ -343,7 +350,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         async for message in ws:
             if message.type == WSMsgType.TEXT and len(handlers) >= MAX_IN_FLIGHT:
                 reply = error_reply("busy", "too many commands in flight on this connection")
-                client.enqueue(_dumps({"re": None, **reply}))
+                client.reply(_dumps({"re": None, **reply}))
             elif message.type == WSMsgType.TEXT:
                 # Commands of one connection run concurrently (different tables); each
                 # table's actor orders its own commands.
@@ -351,9 +358,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 handlers.add(task)
                 task.add_done_callback(handlers.discard)
             elif message.type == WSMsgType.BINARY:
-                client.enqueue(
-                    _dumps({"re": None, **error_reply("bad_request", "text frames only")})
-                )
+                client.reply(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
     finally:
         runtime.metrics.connections.dec()
         client.drop_subscriptions()
