@@ -1,0 +1,89 @@
+"""The night file and the license rules (services/night.py, services/license.py): 4620.1-2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.license import (
+    GAMES_OF_CHANCE,
+    NOT_COUNTED_TOWARD_LIMIT,
+    LicenseError,
+    check_license_games,
+)
+from services.night import NightError, load_night, parse_night
+from tests.conftest import night_doc
+
+
+def with_license(games: list[str], **doc: Any) -> dict[str, Any]:
+    base = night_doc("org-a", **doc)
+    base["license"] = {**base["license"], "games": games}
+    return base
+
+
+def test_the_example_night_loads(project_root: Path) -> None:
+    night = load_night(project_root / "examples" / "night.toml")
+    ids = [t.id for t in night.tables]
+    assert "roulette-1" in ids and "roulette-2" in ids
+    modes = {t.id: t.outcome_mode for t in night.tables}
+    assert modes["roulette-1"] == "dealer" and modes["roulette-2"] == "rng"
+
+
+def test_five_single_types_are_allowed_4620_2() -> None:
+    five = ["roulette", "black_jack", "big_six", "money_wheel", "craps"]
+    night = parse_night(with_license([*five, "merchandise_wheel", "raffle", "bell_jar"]))
+    assert len(night.games) == 8
+
+
+def test_a_sixth_single_type_is_refused_4620_2() -> None:
+    six = ["roulette", "black_jack", "big_six", "money_wheel", "craps", "hazard"]
+    with pytest.raises(NightError, match=r"6 single types.*4620\.2"):
+        parse_night(with_license(six))
+
+
+def test_merchandise_wheels_raffles_and_bell_jars_do_not_count_4620_2() -> None:
+    assert set(GAMES_OF_CHANCE) >= NOT_COUNTED_TOWARD_LIMIT
+    check_license_games(
+        ["roulette", "craps", "hazard", "bang", "big_nine", *NOT_COUNTED_TOWARD_LIMIT]
+    )
+
+
+def test_a_game_part_4620_does_not_permit_is_refused_4620_1() -> None:
+    with pytest.raises(LicenseError, match=r"4620\.1"):
+        check_license_games(["roulette", "poker_tournament"])
+
+
+def test_a_table_whose_game_is_not_on_the_license_is_refused_4620_2() -> None:
+    doc = with_license(["black_jack"])
+    with pytest.raises(NightError, match=r"roulette-1 runs 'roulette'.*not listed on the license"):
+        parse_night(doc)
+
+
+def test_table_options_the_rules_refuse_name_the_table() -> None:
+    doc = night_doc("org-a")
+    doc["tables"][0]["options"] = {"max_inside": 300}
+    with pytest.raises(NightError, match="roulette-1"):
+        parse_night(doc)
+
+
+def test_malformed_nights_are_refused_with_a_message(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[organization\n")
+    with pytest.raises(NightError, match="cannot read"):
+        load_night(bad)
+    doc = night_doc("org-a")
+    del doc["license"]
+    with pytest.raises(NightError, match=r"\[license\]"):
+        parse_night(doc)
+    doc = night_doc("org-a")
+    doc["tables"].append(dict(doc["tables"][0]))
+    with pytest.raises(NightError, match="unique"):
+        parse_night(doc)
+    doc = night_doc("org-a")
+    doc["tables"][0]["outcome_mode"] = "psychic"
+    with pytest.raises(NightError, match="outcome_mode"):
+        parse_night(doc)
+    with pytest.raises(NightError, match=r"organization\.id"):
+        parse_night(night_doc("Org With Spaces"))
