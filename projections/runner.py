@@ -45,6 +45,7 @@ class ProjectionRunner:
         projections: Sequence[Projection],
         *,
         checkpoint_every: float = 0.5,
+        checkpoint: str = CHECKPOINT,
     ) -> None:
         self.store = store
         self.projections = list(projections)
@@ -52,7 +53,7 @@ class ProjectionRunner:
         self.last_id = "0"
         self.saved_id = "0"
         self.folded = 0
-        self._key = keys.projection(store.org, CHECKPOINT)
+        self._key = keys.projection(store.org, checkpoint)
 
     async def load_checkpoint(self) -> None:
         raw = await self.store.redis.get(self._key)
