@@ -72,14 +72,37 @@ def registered() -> Mapping[str, type[Event]]:
     return dict(_REGISTRY)
 
 
+_PRIMITIVE = (str, int, bool, float, type(None), bytes)
+_SORTED_FIELDS: dict[type[Any], tuple[tuple[str, int], ...]] = {}
+
+
+def _sorted_fields(cls: type[Any]) -> tuple[tuple[str, int], ...]:
+    """A record type's field names in sorted order, with each one's position."""
+    cached = _SORTED_FIELDS.get(cls)
+    if cached is None:
+        if dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls)]
+        else:
+            names = list(cls._fields)
+        cached = tuple(sorted((n, i) for i, n in enumerate(names)))
+        _SORTED_FIELDS[cls] = cached
+    return cached
+
+
 def to_data(value: Any) -> Any:
-    """Plain data for a body: dataclasses become dicts, tuples lists, mappings dicts."""
+    """Plain data for a body, in canonical form: records (dataclasses, named tuples) and
+    mappings become dicts with their keys sorted, tuples become lists. Stored events keep
+    this order (msgpack preserves it), so the hash over the stored data is reproducible."""
+    if isinstance(value, _PRIMITIVE):
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: to_data(value[i]) for name, i in _sorted_fields(type(value))}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: to_data(getattr(value, name)) for name, _i in _sorted_fields(type(value))}
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     if isinstance(value, Mapping):
-        return {k: to_data(v) for k, v in value.items()}
+        return {k: to_data(value[k]) for k in sorted(value)}
     return value
 
 
@@ -114,6 +137,9 @@ def _identity(value: Any) -> Any:
 
 
 def _build_decoder(tp: Any) -> Callable[[Any], Any]:
+    if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):
+        named = tp
+        return lambda data: named(**data)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
         fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(tp) if f.init]

@@ -11,6 +11,8 @@ from events.envelope import Envelope
 
 def encode(env: Envelope) -> bytes:
     """Pack an envelope as a msgpack array in a fixed field order."""
+    if env.raw is not None:
+        return env.raw
     packed: bytes = msgpack.packb(
         [
             env.id,
@@ -48,7 +50,7 @@ def decode(raw: bytes, log_id: str | None = None) -> Envelope:
         hash=f[10],
         data=f[11],
         log_id=log_id,
-    )
+    ).with_raw(raw)
 
 
 def to_json(env: Envelope) -> dict[str, Any]:

@@ -38,6 +38,13 @@ class Envelope:
     hash: str
     data: Data
     log_id: str | None = field(default=None, compare=False)
+    raw: bytes | None = field(default=None, init=False, compare=False, repr=False)
+    """A cache of the stored msgpack bytes, set by ``seal`` and ``decode`` only: any copy
+    (``dataclasses.replace``) drops it, so an edited envelope is always packed afresh."""
+
+    def with_raw(self, raw: bytes) -> Envelope:
+        object.__setattr__(self, "raw", raw)
+        return self
 
     def event(self) -> Event:
         """The typed body, upcast to the current version."""
@@ -51,6 +58,39 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [canonical(v) for v in value]
     return value
+
+
+def _pack(value: Any) -> bytes:
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
+
+
+HASHED_FIELDS = 11
+"""The hash covers a msgpack array of 11 items: the 10 metadata fields, then the data."""
+ENCODED_FIELDS = 12
+"""The stored envelope is a msgpack array of 12 items: the 10 metadata fields, hash, data."""
+
+
+def _fixarray(n: int) -> bytes:
+    return bytes([0x90 | n])
+
+
+def _head(
+    id: str,
+    type: str,
+    version: int,
+    stream: str,
+    seq: int,
+    ts: int,
+    actor: str,
+    causation: str,
+    correlation: str | None,
+    prev_hash: str,
+) -> bytes:
+    return b"".join(
+        _pack(v)
+        for v in (id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash)
+    )
 
 
 def chain_hash(
@@ -67,10 +107,12 @@ def chain_hash(
     prev_hash: str,
     data: Data,
 ) -> str:
-    """SHA-256 over the canonical msgpack of every envelope field but the hash itself."""
-    body = [id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash]
-    body.append(canonical(data))
-    return hashlib.sha256(msgpack.packb(body, use_bin_type=True)).hexdigest()
+    """SHA-256 over the msgpack array ``[id, type, version, stream, seq, ts, actor, causation,
+    correlation, prev_hash, data]``: every envelope field but the hash (and the org-log id,
+    which Redis assigns), with every map of ``data`` in sorted key order, so the hash does
+    not depend on how a reader ordered the keys (JSON tools may not keep them)."""
+    head = _head(id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash)
+    return hashlib.sha256(_fixarray(HASHED_FIELDS) + head + _pack(canonical(data))).hexdigest()
 
 
 def seal(
@@ -85,22 +127,18 @@ def seal(
     correlation: str | None,
     prev_hash: str,
 ) -> Envelope:
-    """Wrap an event body in its envelope and compute its link in the stream's hash chain."""
+    """Wrap an event body in its envelope and compute its link in the stream's hash chain.
+
+    The data and metadata are packed once: the same bytes feed the hash and the stored
+    entry (``raw``). ``to_data`` already sorts every map's keys, so these bytes are the
+    canonical form :func:`chain_hash` recomputes."""
     data = to_data(body)
-    digest = chain_hash(
-        id=id,
-        type=body.NAME,
-        version=body.VERSION,
-        stream=stream,
-        seq=seq,
-        ts=ts,
-        actor=actor,
-        causation=causation,
-        correlation=correlation,
-        prev_hash=prev_hash,
-        data=data,
+    data_bytes = _pack(data)
+    head = _head(
+        id, body.NAME, body.VERSION, stream, seq, ts, actor, causation, correlation, prev_hash
     )
-    return Envelope(
+    digest = hashlib.sha256(_fixarray(HASHED_FIELDS) + head + data_bytes).hexdigest()
+    env = Envelope(
         id=id,
         type=body.NAME,
         version=body.VERSION,
@@ -114,6 +152,7 @@ def seal(
         hash=digest,
         data=data,
     )
+    return env.with_raw(_fixarray(ENCODED_FIELDS) + head + _pack(digest) + data_bytes)
 
 
 def expected_hash(env: Envelope) -> str:

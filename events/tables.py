@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from events.base import Event, event
 
@@ -72,9 +72,10 @@ class OutcomeRecorded(Event):
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BetSettlement:
-    """One bet's end: ``paid`` is the amount back to the player (stake plus winnings)."""
+class BetSettlement(NamedTuple):
+    """One bet's end: ``result`` is ``won``, ``lost``, ``push`` or ``returned``; ``paid`` is
+    the amount back to the player (stake plus winnings). An immutable named tuple: a round
+    can hold thousands, and a tuple is built several times faster than a frozen dataclass."""
 
     bet_id: str
     player: str

@@ -49,7 +49,7 @@ Reply = dict[str, Any]
 MAX_BATCH = 64
 """Commands one append may carry (group commit)."""
 MAX_ATTEMPTS = 8
-"""Version conflicts or guard refusals one batch may meet before it fails as ``conflict``."""
+"""Version conflicts one batch may meet before it fails as ``conflict``."""
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -70,6 +70,10 @@ class Rules(Protocol[S, C_contra]):
     def correlation(self, state: S) -> str | None: ...
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]: ...
+
+    def debtors(self, command: C_contra) -> Sequence[str]:
+        """Players whose balance the command may debit (their balances are read first)."""
+        ...
 
     def result(self, state: S, envelopes: Sequence[Envelope]) -> dict[str, Any]: ...
 
@@ -178,12 +182,13 @@ class Actor(Generic[S, C]):
 
     async def _process(self, batch: list[Submission[C]]) -> None:
         refused: dict[int, Reply] = {}
-        for _attempt in range(MAX_ATTEMPTS):
+        conflicts = 0
+        while conflicts < MAX_ATTEMPTS:
             if self.stale:
                 await self.load()
-            pending, duplicates = await self._answer_retries(batch)
+            pending, duplicates, balances = await self._answer_retries(batch)
             writes, replies, envelopes, state = self._decide_all(
-                batch, pending, duplicates, refused
+                batch, pending, duplicates, refused, balances
             )
             if not writes:
                 return
@@ -202,25 +207,28 @@ class Actor(Generic[S, C]):
                         batch[i].future.set_result(reply)
                 return
             if isinstance(outcome, InsufficientFunds):
+                # Another stream debited the player since the balances were read: refuse
+                # this command and decide the rest again (bounded by the batch's size).
                 index = writes[outcome.index][0]
-                refused[index] = error_reply(
-                    "insufficient_funds",
-                    f"{outcome.player}'s balance does not cover this command",
-                )
+                refused[index] = _insufficient(outcome.player)
                 continue
             # VersionConflict or DuplicateCommand: another writer moved the stream.
+            assert isinstance(outcome, (VersionConflict, DuplicateCommand))
             self._log.warning("append_conflict", outcome=repr(outcome))
             self.stale = True
-            assert isinstance(outcome, (VersionConflict, DuplicateCommand))
+            conflicts += 1
         self._fail(batch, "conflict", "the stream kept moving under this command; retry it")
 
-    async def _answer_retries(self, batch: list[Submission[C]]) -> tuple[list[int], dict[int, int]]:
-        """Reply to commands already applied (same key).
+    async def _answer_retries(
+        self, batch: list[Submission[C]]
+    ) -> tuple[list[int], dict[int, int], dict[str, int]]:
+        """Reply to commands already applied (same key); read the balances they may debit.
 
-        Returns the indexes still to decide, and the in-batch repeats of a key (index ->
-        index of its first occurrence), which get the first one's reply.
+        Returns the indexes still to decide, the in-batch repeats of a key (index -> index
+        of its first occurrence, which get the first one's reply) and the balances.
         """
-        stored = await self.store.command_results([s.key for s in batch])
+        debtors = {p for sub in batch for p in self.rules.debtors(sub.command)}
+        stored, balances = await self.store.lookup([s.key for s in batch], sorted(debtors))
         pending: list[int] = []
         seen: dict[str, int] = {}
         for i, (sub, raw) in enumerate(zip(batch, stored, strict=True)):
@@ -239,7 +247,7 @@ class Actor(Generic[S, C]):
             for i, sub in enumerate(batch)
             if sub.key and sub.key in seen and seen[sub.key] != i and not sub.future.done()
         }
-        return pending, duplicates
+        return pending, duplicates, balances
 
     def _decide_all(
         self,
@@ -247,7 +255,13 @@ class Actor(Generic[S, C]):
         pending: list[int],
         duplicates: dict[int, int],
         refused: dict[int, Reply],
+        balances: dict[str, int],
     ) -> tuple[list[tuple[int, CommandWrite]], dict[int, Reply], list[Envelope], S]:
+        """Decide each pending command against the state so far; seal its events.
+
+        A command whose debits the balances read cannot cover is refused here with
+        ``insufficient_funds`` (the append script guards again, atomically).
+        """
         state = self.state
         head = self.head
         writes: list[tuple[int, CommandWrite]] = []
@@ -257,11 +271,20 @@ class Actor(Generic[S, C]):
             sub = batch[i]
             reply = refused.get(i)
             events: list[Event] = []
+            moves: list[tuple[str, int]] = []
             if reply is None:
                 try:
                     events = self.rules.decide(state, sub.command)
                 except RuleError as e:
                     reply = error_reply(e.code, e.message)
+            if reply is None:
+                moves = self.rules.moves(events)
+                short = _first_overdrawn(balances, moves)
+                if short is not None:
+                    reply, events, moves = _insufficient(short), [], []
+                else:
+                    for player, delta in moves:
+                        balances[player] = balances.get(player, 0) + delta
             sealed: list[Envelope] = []
             if reply is None:
                 ts = self.clock()
@@ -281,7 +304,6 @@ class Actor(Generic[S, C]):
                     head = Head(env.seq, env.hash)
                     sealed.append(env)
                 reply = {"ok": True, "result": self.rules.result(state, sealed)}
-            moves = [BalanceMove(player=p, delta=d) for p, d in self.rules.moves(events)]
             writes.append(
                 (
                     i,
@@ -289,7 +311,7 @@ class Actor(Generic[S, C]):
                         key=sub.key,
                         result=pack_result(sub.fingerprint, reply),
                         events=sealed,
-                        moves=moves,
+                        moves=[BalanceMove(player=p, delta=d) for p, d in moves],
                     ),
                 )
             )
@@ -299,6 +321,20 @@ class Actor(Generic[S, C]):
             if first in replies:
                 replies[dup] = _retry_reply(batch[dup], batch[first].fingerprint, replies[first])
         return writes, replies, envelopes, state
+
+
+def _first_overdrawn(balances: dict[str, int], moves: Sequence[tuple[str, int]]) -> str | None:
+    """The first player these moves would take below zero, given ``balances``."""
+    trial: dict[str, int] = {}
+    for player, delta in moves:
+        trial[player] = trial.get(player, balances.get(player, 0)) + delta
+        if delta < 0 and trial[player] < 0:
+            return player
+    return None
+
+
+def _insufficient(player: str) -> Reply:
+    return error_reply("insufficient_funds", f"{player}'s balance does not cover this command")
 
 
 def _retry_reply(sub: Submission[Any], fingerprint: str, reply: Reply) -> Reply:

@@ -133,5 +133,8 @@ class LicenseRules:
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return []
 
+    def debtors(self, command: LicenseCommand) -> Sequence[str]:
+        return ()
+
     def result(self, state: LicenseState, envelopes: Sequence[Envelope]) -> dict[str, Any]:
         return {"seq": envelopes[-1].seq if envelopes else state.version}

@@ -9,7 +9,7 @@ from typing import Any
 from events.base import Event
 from events.envelope import Envelope
 from services.cage import rules
-from services.cage.rules import CageCommand, CageState
+from services.cage.rules import CageCommand, CageState, CashOut
 
 
 class CageRules:
@@ -35,6 +35,9 @@ class CageRules:
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return rules.balance_moves(events)
+
+    def debtors(self, command: CageCommand) -> Sequence[str]:
+        return (command.player,) if isinstance(command, CashOut) else ()
 
     def result(self, state: CageState, envelopes: Sequence[Envelope]) -> dict[str, Any]:
         out: dict[str, Any] = {"seq": envelopes[-1].seq if envelopes else state.version}

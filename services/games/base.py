@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from events.tables import BetSettlement
+
 JSON = Any
 """A JSON-like value (dict, list, str, int, bool, None) as clients send it."""
 
@@ -40,15 +42,9 @@ class PlacedBet:
     amount: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settlement:
-    """How one bet ended: ``paid`` is what goes back to the player, stake plus winnings."""
-
-    bet_id: str
-    player: str
-    amount: int
-    result: SettlementResult
-    paid: int
+Settlement = BetSettlement
+"""How one bet ended (``events.tables.BetSettlement``): the game's answer is what the
+``Settled`` event records, so an audit recomputes it field for field."""
 
 
 class Game(Protocol):

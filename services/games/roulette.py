@@ -13,14 +13,12 @@ its canonical key up in that table and ``settle`` is a dictionary lookup per bet
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from math import gcd
-from types import MemberDescriptorType
 from typing import Final
 
-from services.games.base import JSON, Game, PlacedBet, RuleError, Settlement, SettlementResult
+from services.games.base import JSON, Game, PlacedBet, RuleError, Settlement
 
 __all__ = [
     "AMERICAN_WHEEL_ORDER",
@@ -625,50 +623,6 @@ def covered(config: Mapping[str, JSON], bet: Mapping[str, JSON]) -> frozenset[st
     return _COVERAGE[wheel][key]
 
 
-def _settlement_factory() -> Callable[[str, str, int, SettlementResult, int], Settlement]:
-    """A fast constructor of ``Settlement``, equal to calling it with keywords.
-
-    Settle builds one per bet, and a frozen dataclass's ``__init__`` (one
-    ``object.__setattr__`` per field) is most of settle's cost. When Settlement is the
-    slotted, validation-free dataclass of base.py, its slots are filled directly (the same
-    fields, the same values: a test compares both); otherwise the constructor is used.
-    """
-    names = ("bet_id", "player", "amount", "result", "paid")
-    slots = [vars(Settlement).get(n) for n in names]
-    if (
-        tuple(f.name for f in dataclasses.fields(Settlement)) != names
-        or hasattr(Settlement, "__post_init__")
-        or not all(isinstance(d, MemberDescriptorType) for d in slots)
-    ):
-
-        def construct(
-            bet_id: str, player: str, amount: int, result: SettlementResult, paid: int
-        ) -> Settlement:
-            return Settlement(bet_id=bet_id, player=player, amount=amount, result=result, paid=paid)
-
-        return construct
-    new = object.__new__
-    s_bet_id, s_player, s_amount, s_result, s_paid = (
-        d.__set__ for d in slots if isinstance(d, MemberDescriptorType)
-    )
-
-    def fill(
-        bet_id: str, player: str, amount: int, result: SettlementResult, paid: int
-    ) -> Settlement:
-        s = new(Settlement)
-        s_bet_id(s, bet_id)
-        s_player(s, player)
-        s_amount(s, amount)
-        s_result(s, result)
-        s_paid(s, paid)
-        return s
-
-    return fill
-
-
-_make_settlement: Final = _settlement_factory()
-
-
 # --------------------------------------------------------------------------------------------
 # The game
 # --------------------------------------------------------------------------------------------
@@ -814,7 +768,7 @@ class Roulette:
             odds[kind] = (int(num), int(den))
         odds["five_adjacent"] = FIVE_ADJACENT_ODDS
         field_of = _FIELD
-        make = _make_settlement
+        make = Settlement
         out: list[Settlement] = []
         append = out.append
         for placed in bets:

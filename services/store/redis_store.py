@@ -176,12 +176,26 @@ class EventStore:
         entries: Any = await self.redis.xrange(self._log, min=lo, max="+", count=limit)
         return [(_s(i), f[b"e"]) for i, f in entries]
 
+    async def lookup(
+        self, command_keys: Sequence[str], players: Sequence[str]
+    ) -> tuple[list[bytes | None], dict[str, int]]:
+        """In one round trip: stored results by idempotency key (None where new) and the
+        balances of ``players``."""
+        pipe = self.redis.pipeline(transaction=False)
+        if command_keys:
+            pipe.hmget(keys.commands(self.org), command_keys)
+        if players:
+            pipe.hmget(keys.balances(self.org), players)
+        got: Any = await pipe.execute() if command_keys or players else []
+        results: list[bytes | None] = list(got[0]) if command_keys else []
+        raw = got[-1] if players else []
+        return results, {
+            p: int(v) if v is not None else 0 for p, v in zip(players, raw, strict=True)
+        }
+
     async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
         """Stored results of earlier commands by idempotency key (None where new)."""
-        if not command_keys:
-            return []
-        got: Any = await self.redis.hmget(keys.commands(self.org), command_keys)
-        return list(got)
+        return (await self.lookup(command_keys, ()))[0]
 
     async def balance(self, player: str) -> int:
         """The player's guarded chip balance in cents."""

@@ -9,7 +9,7 @@ from events.base import Event
 from events.envelope import Envelope
 from services.cage.rules import balance_moves
 from services.tables import rules
-from services.tables.rules import TableCommand, TableState
+from services.tables.rules import PlaceBet, TableCommand, TableState
 
 
 class TableRules:
@@ -33,6 +33,9 @@ class TableRules:
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return balance_moves(events)
+
+    def debtors(self, command: TableCommand) -> Sequence[str]:
+        return (command.player,) if isinstance(command, PlaceBet) else ()
 
     def result(self, state: TableState, envelopes: Sequence[Envelope]) -> dict[str, Any]:
         """The reply: the last seq and round; the bet id of a bet; the outcome and payouts."""

@@ -256,8 +256,8 @@ def _outcome_and_settlement(
             round=state.round,
             outcome=outcome,
             settlements=settlements,
-            wagered=sum(s.amount for s in settlements),
-            paid=sum(s.paid for s in settlements),
+            wagered=sum([s.amount for s in settlements]),
+            paid=sum([s.paid for s in settlements]),
         ),
     ]
 
@@ -266,12 +266,7 @@ def settle_round(
     state: TableState, game: Game, outcome: Mapping[str, Any]
 ) -> tuple[BetSettlement, ...]:
     """Every bet of the round, in the order placed, settled by the game's payout table."""
-    return tuple(
-        BetSettlement(
-            bet_id=s.bet_id, player=s.player, amount=s.amount, result=s.result, paid=s.paid
-        )
-        for s in game.settle(state.config, list(state.bets.values()), outcome)
-    )
+    return game.settle(state.config, list(state.bets.values()), outcome)
 
 
 def _close_table(state: TableState, command: CloseTable) -> list[Event]:
