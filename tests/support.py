@@ -4,6 +4,7 @@ websocket client that sends commands and collects the events pushed to it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -22,10 +23,24 @@ from services.store.embedded import free_port
 SECRET = b"test-secret"
 
 
-def token(role: str, sub: str | None = None, *, ttl: int = 3600, secret: bytes = SECRET,
-          tables: tuple[str, ...] = (), player: str | None = None) -> str:
-    return mint(secret, role=role, sub=sub or role, ttl_seconds=ttl, now=int(time.time()),
-                tables=tables, player=player)
+def token(
+    role: str,
+    sub: str | None = None,
+    *,
+    ttl: int = 3600,
+    secret: bytes = SECRET,
+    tables: tuple[str, ...] = (),
+    player: str | None = None,
+) -> str:
+    return mint(
+        secret,
+        role=role,
+        sub=sub or role,
+        ttl_seconds=ttl,
+        now=int(time.time()),
+        tables=tables,
+        player=player,
+    )
 
 
 def player_token(player: str, secret: bytes = SECRET) -> str:
@@ -90,7 +105,9 @@ class WsClient:
         await self.ws.send_str(text)
         return await asyncio.wait_for(fut, timeout)
 
-    async def wait_events(self, stream: str, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    async def wait_events(
+        self, stream: str, count: int, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
         """Wait until ``count`` events of ``stream`` have arrived; return them."""
         deadline = time.monotonic() + timeout
         while True:
@@ -101,10 +118,8 @@ class WsClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"{len(got)} of {count} events of {stream}")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._event_signal.wait(), remaining)
-            except TimeoutError:
-                pass
 
     async def close(self) -> None:
         await self.ws.close()
@@ -128,7 +143,9 @@ class LiveServer:
         return client
 
     async def get(self, path: str, tok: str) -> tuple[int, Any]:
-        async with self.session.get(self.base + path, headers={"Authorization": f"Bearer {tok}"}) as r:
+        async with self.session.get(
+            self.base + path, headers={"Authorization": f"Bearer {tok}"}
+        ) as r:
             return r.status, await r.json()
 
     async def post_command(self, msg: dict[str, Any], tok: str) -> tuple[int, Any]:
