@@ -139,12 +139,20 @@ class EventStore:
             return InsufficientFunds(index=int(reply[1]) - 1, player=_s(reply[2]))
         raise RuntimeError(f"append script replied {reply!r}")
 
-    async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
-        """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""
+    async def read_raw(
+        self, stream: str, since: int = 0, limit: int | None = None
+    ) -> list[tuple[str, bytes, str | None]]:
+        """Entries of ``stream`` after seq ``since``: (entry id, packed envelope, org-log id)."""
         entries: Any = await self.redis.xrange(
             keys.stream(self.org, stream), min=f"0-{since + 1}", max="+", count=limit
         )
-        return [decode(f[b"e"], _s(f.get(b"l"))) for _id, f in entries]
+        return [(_s(i), f[b"e"], _s(f[b"l"]) if b"l" in f else None) for i, f in entries]
+
+    async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
+        """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""
+        return [
+            decode(raw, log_id) for _i, raw, log_id in await self.read_raw(stream, since, limit)
+        ]
 
     async def read_all(self, stream: str, batch: int = 1000) -> list[Envelope]:
         """Every event of ``stream``, fetched in batches."""

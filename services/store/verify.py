@@ -1,16 +1,26 @@
-"""Walk a stream's hash chain and report the first break (``casino-night verify``)."""
+"""Walk the hash chains and the org log, and report the first break (``casino-night verify``).
+
+Per aggregate stream: entry ids are ``0-<seq>`` with seq 1, 2, … and no gap; every hash
+recomputes from its event; every ``prev_hash`` is the previous event's hash; the stream's
+meta hash matches its last event. The org log: every entry is a copy of exactly one stream
+event (same hash, and the stream entry points back at this log entry), none is missing,
+and each recomputes to its hash, so a change to the log that projections fold is caught too.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from events.codec import decode
 from events.envelope import GENESIS_HASH, expected_hash
 from services.store.redis_store import EventStore
+
+LOG = "log"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChainBreak:
-    """Where a stream's chain breaks and why."""
+    """Where a stream's chain (or the log) breaks and why."""
 
     stream: str
     seq: int
@@ -28,41 +38,89 @@ class ChainReport:
         return not self.breaks
 
 
-async def verify_stream(store: EventStore, stream: str, batch: int = 1000) -> ChainReport:
-    """Check every event: seq runs 1, 2, … with no gap; each hash recomputes from its fields;
-    each ``prev_hash`` is the previous event's hash; the meta hash matches the last event.
-    Stops at the first break (everything after it is unproven)."""
+Index = dict[tuple[str, int], tuple[str | None, str]]
+"""(stream, seq) -> (org-log id the stream entry names, hash)."""
+
+
+def _broken(stream: str, count: int, seq: int, reason: str) -> ChainReport:
+    return ChainReport(
+        stream=stream, events=count, breaks=(ChainBreak(stream=stream, seq=seq, reason=reason),)
+    )
+
+
+async def verify_stream(
+    store: EventStore, stream: str, batch: int = 1000, index: Index | None = None
+) -> ChainReport:
+    """Check one aggregate stream's chain; stop at the first break (the rest is unproven).
+
+    When ``index`` is given, every event checked is recorded in it for :func:`verify_log`."""
     prev = GENESIS_HASH
     count = 0
     while True:
-        page = await store.read(stream, since=count, limit=batch)
-        for env in page:
+        page = await store.read_raw(stream, since=count, limit=batch)
+        for entry_id, raw, log_id in page:
             count += 1
+            env = decode(raw, log_id)
             reason = None
-            if env.seq != count or env.stream != stream:
+            if entry_id != f"0-{count}":
+                reason = f"expected entry 0-{count}, found entry {entry_id}"
+            elif env.seq != count or env.stream != stream:
                 reason = f"expected seq {count} of {stream}, found seq {env.seq} of {env.stream}"
             elif env.prev_hash != prev:
                 reason = "prev_hash does not match the previous event's hash"
             elif expected_hash(env) != env.hash:
                 reason = "hash does not match the event's contents (altered event)"
             if reason:
-                return ChainReport(
-                    stream=stream,
-                    events=count,
-                    breaks=(ChainBreak(stream=stream, seq=count, reason=reason),),
-                )
+                return _broken(stream, count, count, reason)
+            if index is not None:
+                index[(stream, count)] = (log_id, env.hash)
             prev = env.hash
         if len(page) < batch:
             break
     head = await store.head(stream)
     if head.version != count or head.last_hash != prev:
-        brk = ChainBreak(
-            stream=stream, seq=count, reason="stream meta does not match its last event"
-        )
-        return ChainReport(stream=stream, events=count, breaks=(brk,))
+        return _broken(stream, count, count, "stream meta does not match its last event")
     return ChainReport(stream=stream, events=count, breaks=())
 
 
+async def verify_log(store: EventStore, index: Index, batch: int = 1000) -> ChainReport:
+    """Check the org log against the verified streams in ``index``."""
+    seen: set[tuple[str, int]] = set()
+    after = "0"
+    count = 0
+    while True:
+        page = await store.log_raw(after, batch)
+        for log_id, raw in page:
+            count += 1
+            env = decode(raw, log_id)
+            key = (env.stream, env.seq)
+            known = index.get(key)
+            reason = None
+            if known is None:
+                reason = f"log entry {log_id} names {env.stream} seq {env.seq}, no such event"
+            elif key in seen:
+                reason = f"log entry {log_id} repeats {env.stream} seq {env.seq}"
+            elif known[1] != env.hash or expected_hash(env) != env.hash:
+                reason = f"log entry {log_id} differs from {env.stream} seq {env.seq}"
+            elif known[0] != log_id:
+                reason = f"{env.stream} seq {env.seq} points at log entry {known[0]}, not {log_id}"
+            if reason:
+                return _broken(LOG, count, count, reason)
+            seen.add(key)
+        if len(page) < batch:
+            break
+        after = page[-1][0]
+    missing = sorted(set(index) - seen)
+    if missing:
+        stream, seq = missing[0]
+        return _broken(LOG, count, count, f"{stream} seq {seq} is missing from the log")
+    return ChainReport(stream=LOG, events=count, breaks=())
+
+
 async def verify_all(store: EventStore) -> list[ChainReport]:
-    """Verify every aggregate stream of the organization."""
-    return [await verify_stream(store, name) for name in await store.stream_names()]
+    """Verify every aggregate stream of the organization, then its org log."""
+    index: Index = {}
+    reports = [await verify_stream(store, name, index=index) for name in await store.stream_names()]
+    if all(r.ok for r in reports):
+        reports.append(await verify_log(store, index))
+    return reports

@@ -410,6 +410,7 @@ async def test_verify_passes_on_good_streams(store: EventStore) -> None:
     assert [(r.stream, r.events, r.ok) for r in reports] == [
         ("cage", 6, True),
         ("table:t-1", 2, True),
+        ("log", 8, True),
     ]
     small = await verify_stream(store, "cage", batch=4)
     assert small.ok and small.events == 6
@@ -435,7 +436,7 @@ async def test_verify_detects_an_altered_event(
     assert brk.seq == 3 and "altered" in brk.reason
     assert (await store.read_all("cage"))[2].event() == ChipsIssued(player="p-1", amount=99_999)
     by_stream = {r.stream: r.ok for r in await verify_all(store)}
-    assert by_stream == {"cage": False, "table:t-1": True}
+    assert by_stream == {"cage": False, "table:t-1": True}  # the log is checked once all are
     assert cage[2].data["amount"] == 102
 
 
@@ -465,7 +466,7 @@ async def test_verify_detects_a_deleted_event(
     await rewrite_stream(redis_client, org, "cage", lambda entries: entries[:3] + entries[4:])
     report = await verify_stream(store, "cage")
     [brk] = report.breaks
-    assert brk.seq == 4 and "expected seq 4" in brk.reason
+    assert brk.seq == 4 and "expected entry 0-4" in brk.reason
 
 
 async def test_verify_detects_a_deleted_last_event(
@@ -586,3 +587,34 @@ async def test_chain_hash_of_stored_bytes_matches_the_seal(store: EventStore) ->
             == env.hash
             == f[10]
         )
+
+
+async def test_verify_detects_an_altered_org_log_entry(
+    store: EventStore, redis_client: aioredis.Redis, org: str
+) -> None:
+    """Projections fold the org log: a copy altered there is caught even with a valid hash."""
+    await _good_streams(store)
+    log_key = keys.log(org)
+    entries = await redis_client.xrange(log_key)
+    target_id, fields = entries[2]
+    env = decode(fields[b"e"])
+    forged = forge(env, data={**env.data, "amount": 1})
+    await redis_client.delete(log_key)
+    for eid, f in entries:
+        await redis_client.xadd(log_key, {b"e": forged if eid == target_id else f[b"e"]}, id=eid)
+    reports = {r.stream: r for r in await verify_all(store)}
+    assert reports["cage"].ok and reports["table:t-1"].ok
+    [brk] = reports["log"].breaks
+    assert brk.seq == 3 and "differs from cage seq 3" in brk.reason
+
+
+async def test_verify_detects_an_event_missing_from_the_org_log(
+    store: EventStore, redis_client: aioredis.Redis, org: str
+) -> None:
+    await _good_streams(store)
+    log_key = keys.log(org)
+    [(last_id, _fields)] = await redis_client.xrevrange(log_key, count=1)
+    await redis_client.xdel(log_key, last_id)
+    reports = {r.stream: r for r in await verify_all(store)}
+    [brk] = reports["log"].breaks
+    assert "table:t-1 seq 2 is missing from the log" in brk.reason
