@@ -222,15 +222,15 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
 
 async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Reply:
     command = parsed.command
-    if isinstance(command, DrawOutcome):
+    state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
+    table_round = state.round if isinstance(state, TableState) else None
+    if isinstance(command, DrawOutcome) and isinstance(state, TableState) and state.opened:
         # Randomness enters the pure rules as data: a CSPRNG index, unbiased (randrange
         # rejects rather than reducing modulo).
-        state = runtime.supervisor.table_state(parsed.table or "")
-        if isinstance(state, TableState) and state.opened:
-            count = len(table_game(state).outcomes(state.config))
-            command = DrawOutcome(index=runtime.rng.randrange(count))
+        count = len(table_game(state).outcomes(state.config))
+        command = DrawOutcome(index=runtime.rng.randrange(count))
     with structlog.contextvars.bound_contextvars(
-        command_id=parsed.id, op=parsed.op, table=parsed.table, sub=who.sub
+        command_id=parsed.id, op=parsed.op, table=parsed.table, round=table_round, sub=who.sub
     ):
         reply = await runtime.supervisor.submit(
             parsed.stream,
