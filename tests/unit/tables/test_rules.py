@@ -15,6 +15,7 @@ from events.tables import (
     TableOpened,
 )
 from services.games.base import RuleError
+from services.games.roulette import AMERICAN_WHEEL_ORDER
 from services.tables.rules import (
     CallNoMoreBets,
     CancelBet,
@@ -192,3 +193,11 @@ def test_evolve_counts_the_version() -> None:
     assert isinstance(decide(run(opened(), OpenRound()), CallNoMoreBets())[0], NoMoreBets)
     assert isinstance(decide(opened(), OpenRound())[0], RoundOpened)
     assert isinstance(decide(opened(), CloseTable(reason="x"))[0], TableClosed)
+
+
+def test_every_drawn_index_is_its_pocket_so_a_uniform_index_is_a_uniform_pocket() -> None:
+    rng = run(opened("rng"), OpenRound(), CallNoMoreBets())
+    drawn = [decide(rng, DrawOutcome(index=i))[0] for i in range(len(AMERICAN_WHEEL_ORDER))]
+    pockets = [e.outcome["pocket"] for e in drawn if isinstance(e, OutcomeRecorded)]
+    assert pockets == list(AMERICAN_WHEEL_ORDER)
+    assert len(set(pockets)) == 38
