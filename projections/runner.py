@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -46,6 +46,7 @@ class ProjectionRunner:
         *,
         checkpoint_every: float = 0.5,
         checkpoint: str = CHECKPOINT,
+        on_entries: Callable[[Sequence[tuple[str, bytes]]], None] | None = None,
     ) -> None:
         self.store = store
         self.projections = list(projections)
@@ -54,8 +55,12 @@ class ProjectionRunner:
         self.saved_id = "0"
         self.folded = 0
         self._key = keys.projection(store.org, checkpoint)
+        self.on_entries = on_entries
+        """Called with each page the live tail folds, in log order (feeds log subscribers)."""
+        self.loaded = False
 
     async def load_checkpoint(self) -> None:
+        self.loaded = True
         raw = await self.store.redis.get(self._key)
         if raw is None:
             return
@@ -90,7 +95,8 @@ class ProjectionRunner:
 
     async def run(self, block_ms: int = 200) -> None:
         """Fold forever: catch up, then tail; checkpoint at most every ``checkpoint_every`` s."""
-        await self.load_checkpoint()
+        if not self.loaded:
+            await self.load_checkpoint()
         await self.catch_up()
         last_save = time.monotonic()
         while True:
@@ -112,6 +118,8 @@ class ProjectionRunner:
             fold_raw(self.projections, page)
             self.last_id = page[-1][0]
             self.folded += len(page)
+            if self.on_entries is not None:
+                self.on_entries(page)
 
     async def caught_up(self) -> bool:
         return self.last_id == await self.store.log_head()

