@@ -49,7 +49,7 @@ Reply = dict[str, Any]
 MAX_BATCH = 64
 """Commands one append may carry (group commit)."""
 MAX_ATTEMPTS = 8
-"""Version conflicts one batch may meet before it fails as ``conflict``."""
+"""Version conflicts one batch may meet before it fails as ``busy`` (retry the same id)."""
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -217,7 +217,7 @@ class Actor(Generic[S, C]):
             self._log.warning("append_conflict", outcome=repr(outcome))
             self.stale = True
             conflicts += 1
-        self._fail(batch, "conflict", "the stream kept moving under this command; retry it")
+        self._fail(batch, "busy", "the stream kept moving under this command; retry it")
 
     async def _answer_retries(
         self, batch: list[Submission[C]]

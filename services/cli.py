@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from services.settings import Settings
+from services.store.redis_store import EventStore
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -108,66 +111,64 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _with_store(args: argparse.Namespace) -> tuple[object, object, object]:
+@contextlib.asynccontextmanager
+async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
+    """The night's event store for ``replay`` and ``verify``: ``REDIS_URL``; else the
+    embedded Redis a running server has on the data directory; else one started here on
+    that directory for the duration of the command."""
     import redis.asyncio as aioredis
 
+    from services import logging as app_logging
     from services.night import load_night
-    from services.store.embedded import EmbeddedRedis
-    from services.store.redis_store import EventStore
+    from services.store.embedded import EmbeddedRedis, running_url
 
     settings = Settings.from_env(data_dir=_data_dir(args))
+    app_logging.configure("console")  # to stderr: stdout carries the command's report
     night = load_night(Path(args.night))
     embedded = None
-    url = settings.redis_url
+    url = settings.redis_url or running_url(settings.data_dir / "redis")
     if url is None:
+        if not (settings.data_dir / "redis").is_dir():
+            raise CliError(f"no event store in {settings.data_dir}: nothing was ever served there")
         embedded = EmbeddedRedis(settings.data_dir / "redis", appendfsync=settings.appendfsync)
         embedded.start()
         url = embedded.url
     client = aioredis.Redis.from_url(url, decode_responses=False)
-    return EventStore(client, night.organization), client, embedded
+    try:
+        yield EventStore(client, night.organization)
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            embedded.stop()
 
 
 async def _replay(args: argparse.Namespace) -> int:
+    """Rebuild every projection from the org log (``casino-night replay``)."""
     from projections.bankroll import Bankrolls
     from projections.runner import ProjectionRunner
-    from services.store.embedded import EmbeddedRedis
-    from services.store.redis_store import EventStore
 
-    store, client, embedded = await _with_store(args)
-    assert isinstance(store, EventStore)
-    try:
+    async with _offline_store(args) as store:
         bankrolls = Bankrolls()
         runner = ProjectionRunner(store, [bankrolls])
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
         await runner.save_checkpoint()
-        print(
-            json.dumps(
-                {
-                    "events": count,
-                    "seconds": round(elapsed, 3),
-                    "last_id": runner.last_id,
-                    "bankrolls": bankrolls.snapshot() if args.show else None,
-                },
-                indent=2,
-            )
-        )
+        report = {
+            "events": count,
+            "seconds": round(elapsed, 3),
+            "last_id": runner.last_id,
+            "bankrolls": bankrolls.snapshot() if args.show else None,
+        }
+        print(json.dumps(report, indent=2))
         return 0
-    finally:
-        await client.aclose()  # type: ignore[attr-defined]
-        if isinstance(embedded, EmbeddedRedis):
-            embedded.stop()
 
 
 async def _verify(args: argparse.Namespace) -> int:
-    from services.store.embedded import EmbeddedRedis
-    from services.store.redis_store import EventStore
+    """Walk every stream's hash chain and the org log (``casino-night verify``)."""
     from services.store.verify import verify_all
 
-    store, client, embedded = await _with_store(args)
-    assert isinstance(store, EventStore)
-    try:
+    async with _offline_store(args) as store:
         reports = await verify_all(store)
         broken = 0
         for r in reports:
@@ -178,10 +179,10 @@ async def _verify(args: argparse.Namespace) -> int:
                 b = r.breaks[0]
                 print(f"BROKEN  {r.stream}: first break at seq {b.seq}: {b.reason}")
         return 1 if broken else 0
-    finally:
-        await client.aclose()  # type: ignore[attr-defined]
-        if isinstance(embedded, EmbeddedRedis):
-            embedded.stop()
+
+
+class CliError(Exception):
+    """A command that cannot run: its message is printed, exit status 2."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,13 +214,20 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--show", action="store_true", help="print the rebuilt bankrolls")
 
     args = parser.parse_args(argv)
-    if args.command == "serve":
-        return _serve(args)
-    if args.command == "token":
-        return _token(args)
-    if args.command == "replay":
-        return asyncio.run(_replay(args))
-    return asyncio.run(_verify(args))
+    from services.night import NightError
+    from services.store.embedded import DataDirBusy
+
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "token":
+            return _token(args)
+        if args.command == "replay":
+            return asyncio.run(_replay(args))
+        return asyncio.run(_verify(args))
+    except (CliError, NightError, DataDirBusy, FileNotFoundError, ValueError) as e:
+        print(f"casino-night {args.command}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

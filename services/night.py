@@ -52,6 +52,31 @@ class Night:
         return next((t for t in self.tables if t.id == table_id), None)
 
 
+ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
+    "": frozenset({"organization", "license", "occasion", "cage", "tables", "players"}),
+    "organization": frozenset({"id", "name"}),
+    "license": frozenset({"number", "games", "period_start", "period_end"}),
+    "occasion": frozenset({"id", "name"}),
+    "cage": frozenset({"max_transaction"}),
+    "tables": frozenset({"id", "game", "outcome_mode", "options"}),
+}
+"""Every key a night file may use: a misspelt key is refused, never silently ignored."""
+
+
+def _known_keys(section: Mapping[str, Any], kind: str, where: str) -> None:
+    unknown = sorted(set(section) - ALLOWED_KEYS[kind])
+    if unknown:
+        raise NightError(f"{where or 'the night file'}: unknown key(s) {', '.join(unknown)}")
+
+
+def _section(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    section = doc.get(name, {})
+    if not isinstance(section, dict):
+        raise NightError(f"[{name}] must be a table")
+    _known_keys(section, name, name)
+    return section
+
+
 def _str(section: Mapping[str, Any], key: str, where: str) -> str:
     value = section.get(key)
     if not isinstance(value, str) or not value:
@@ -70,6 +95,7 @@ def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
     where = f"tables[{index}]"
     if not isinstance(raw, dict):
         raise NightError(f"{where} must be a table")
+    _known_keys(raw, "tables", where)
     table_id = _id(raw, "id", where)
     game = _str(raw, "game", where)
     try:
@@ -93,11 +119,12 @@ def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
 
 def parse_night(doc: Mapping[str, Any]) -> Night:
     """Validate a parsed night file; raise NightError with a clear message."""
-    org = doc.get("organization")
-    lic = doc.get("license")
-    occ = doc.get("occasion")
-    if not isinstance(org, dict) or not isinstance(lic, dict) or not isinstance(occ, dict):
+    _known_keys(doc, "", "")
+    if not all(name in doc for name in ("organization", "license", "occasion")):
         raise NightError("the night file needs [organization], [license] and [occasion]")
+    org = _section(doc, "organization")
+    lic = _section(doc, "license")
+    occ = _section(doc, "occasion")
     games_raw = lic.get("games")
     if not isinstance(games_raw, list) or not all(isinstance(g, str) for g in games_raw):
         raise NightError("license.games must be a list of game names")
@@ -106,9 +133,13 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         check_license_games(games)
     except LicenseError as e:
         raise NightError(str(e)) from None
-    cage = doc.get("cage", {})
+    cage = _section(doc, "cage")
     max_transaction = cage.get("max_transaction", MAX_CHIP_PURCHASE_CENTS)
-    if not isinstance(max_transaction, int) or max_transaction <= 0:
+    if (
+        isinstance(max_transaction, bool)
+        or not isinstance(max_transaction, int)
+        or max_transaction <= 0
+    ):
         raise NightError("cage.max_transaction must be a positive number of cents")
     tables_raw = doc.get("tables", [])
     if not isinstance(tables_raw, list):

@@ -20,6 +20,7 @@ from services.actor import Reply, Submission, error_reply
 from services.broker import LOG
 from services.gateway.auth import AuthError, Principal, may_read, verify
 from services.gateway.protocol import (
+    COMMAND_OPS,
     STREAM_OPS,
     ParsedCommand,
     ProtocolError,
@@ -65,6 +66,12 @@ class FrameCache:
             if len(self._frames) > self.size:
                 self._frames.popitem(last=False)
         return cached
+
+
+def _is_log_id(text: str) -> bool:
+    """``<ms>-<seq>``, as Redis stream ids are written."""
+    ms, sep, seq = text.partition("-")
+    return bool(sep) and ms.isdigit() and seq.isdigit()
 
 
 def _log_position(log_id: str) -> tuple[int, int]:
@@ -177,7 +184,10 @@ class Client:
             frame = await self.queue.get()
             if self.queue.qsize() < self.flow_limit:
                 self.room.set()
-            await self.ws.send_str(frame)
+            try:
+                await self.ws.send_str(frame)
+            except ConnectionError:  # the peer went away; the reader loop ends the connection
+                return
 
     def drop_subscriptions(self) -> None:
         for stream, sub in self.subs.items():
@@ -211,7 +221,7 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
     try:
         parsed = parse_command(msg, who, {t.id for t in runtime.night.tables})
     except ProtocolError as e:
-        runtime.metrics.commands.labels(op if op in STREAM_OPS else "invalid", e.code).inc()
+        runtime.metrics.commands.labels(op if op in COMMAND_OPS else "invalid", e.code).inc()
         return error_reply(e.code, e.message)
     reply = await _submit(runtime, who, parsed)
     code = "ok" if reply["ok"] else reply["error"]["code"]
@@ -259,10 +269,9 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
         if not isinstance(since_raw, (int, str)) or isinstance(since_raw, bool):
             raise ProtocolError("bad_request", "since must be an org-log id or 0")
         since = str(since_raw) if since_raw else "0"
-        try:
-            position: Any = _log_position(since) if since != "0" else (0, 0)
-        except ValueError:
-            raise ProtocolError("bad_request", "since must be an org-log id or 0") from None
+        if since != "0" and not _is_log_id(since):
+            raise ProtocolError("bad_request", "since must be an org-log id or 0")
+        position: Any = _log_position(since) if since != "0" else (0, 0)
     else:
         if isinstance(since_raw, bool) or not isinstance(since_raw, int) or since_raw < 0:
             raise ProtocolError("bad_request", "since must be a seq >= 0")
@@ -295,8 +304,6 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
         runtime.broker.remove(stream, sub.deliver)
         client.subs.pop(stream, None)
         raise
-    if client.too_slow:
-        raise ProtocolError("too_slow", "fell behind while catching up; resubscribe")
     for env in sub.pending:
         await sub.catch_up(env)
     sub.pending.clear()
@@ -328,6 +335,15 @@ async def _handle_ws_message(client: Client, text: str) -> None:
     client.reply(_dumps({"re": msg_id, **reply}))
 
 
+def _peek_id(text: str) -> Any:
+    """The ``id`` of a request, if it parses, for replies sent without running it."""
+    try:
+        msg = json.loads(text)
+    except ValueError:
+        return None
+    return msg.get("id") if isinstance(msg, dict) else None
+
+
 async def websocket(request: web.Request) -> web.StreamResponse:
     runtime = request.app[RUNTIME]
     try:
@@ -348,9 +364,16 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     handlers: set[asyncio.Task[None]] = set()
     try:
         async for message in ws:
+            if message.type == WSMsgType.TEXT and who.exp <= int(time.time()):
+                # A token expires on open connections too: the tablet must reconnect.
+                reply = error_reply("unauthorized", "token expired; reconnect with a new one")
+                with contextlib.suppress(ConnectionError):
+                    await ws.send_str(_dumps({"re": _peek_id(message.data), **reply}))
+                await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"token expired")
+                break
             if message.type == WSMsgType.TEXT and len(handlers) >= MAX_IN_FLIGHT:
                 reply = error_reply("busy", "too many commands in flight on this connection")
-                client.reply(_dumps({"re": None, **reply}))
+                client.reply(_dumps({"re": _peek_id(message.data), **reply}))
             elif message.type == WSMsgType.TEXT:
                 # Commands of one connection run concurrently (different tables); each
                 # table's actor orders its own commands.
@@ -496,6 +519,10 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.Respons
     except ValueError:
         return web.json_response(error_reply("bad_request", "limit must be 1..10000"), status=400)
     if stream == LOG:
+        if since != "0" and not _is_log_id(since):
+            return web.json_response(
+                error_reply("bad_request", "since must be an org-log id or 0"), status=400
+            )
         page = await runtime.store.log_raw(since, limit)
         events = [to_json(decode(raw, log_id)) for log_id, raw in page]
     else:

@@ -57,7 +57,9 @@ class ProtocolError(Exception):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParsedCommand:
-    """A command ready for its actor: the stream, the domain command, the idempotency key."""
+    """A command ready for its actor: the stream, the domain command, the idempotency key
+    (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
+    and subject)."""
 
     op: str
     id: str
@@ -175,7 +177,7 @@ def parse_command(msg: Mapping[str, Any], who: Principal, tables: set[str]) -> P
         id=command_id,
         stream=stream,
         command=command,
-        key=f"{who.sub}/{command_id}",
+        key=f"{who.role}:{who.sub}/{command_id}",
         fingerprint=fingerprint(msg),
         table=table,
     )

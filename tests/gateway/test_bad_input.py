@@ -6,6 +6,7 @@ code, and checks that no event was written and no balance moved.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -233,4 +234,17 @@ async def test_an_oversize_frame_closes_the_socket_with_1009(night: Night) -> No
     await night.player.ws.send_str(huge)
     code = await night.player.closed
     assert code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG == 1009
+    assert await night.snapshot() == before
+
+
+async def test_a_token_that_expires_on_an_open_socket_stops_working(night: Night) -> None:
+    now = int(time.time())
+    short = mint(SECRET, role="player", sub="p-1", player="p-1", ttl_seconds=2, now=now)
+    client = await night.server.connect(short)
+    assert (await client.send({"id": "early", **night.bet()}))["ok"]
+    await asyncio.sleep(max(0.0, now + 2 - time.time()) + 0.05)
+    before = await night.snapshot()
+    reply = await client.send({"id": "late", **night.bet()})
+    assert reply["re"] == "late" and reply["error"]["code"] == "unauthorized"
+    assert await client.closed == aiohttp.WSCloseCode.POLICY_VIOLATION
     assert await night.snapshot() == before

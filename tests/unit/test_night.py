@@ -87,3 +87,16 @@ def test_malformed_nights_are_refused_with_a_message(tmp_path: Path) -> None:
         parse_night(doc)
     with pytest.raises(NightError, match=r"organization\.id"):
         parse_night(night_doc("Org With Spaces"))
+
+
+def test_a_misspelt_key_is_refused_not_ignored() -> None:
+    doc = night_doc("org-a")
+    doc["cage"] = {"max_transacton": 5}
+    with pytest.raises(NightError, match="unknown key.*max_transacton"):
+        parse_night(doc)
+    doc = night_doc("org-a")
+    doc["tables"][0]["outcome"] = "rng"
+    with pytest.raises(NightError, match=r"tables\[0\]: unknown key"):
+        parse_night(doc)
+    with pytest.raises(NightError, match=r"\[cage\] must be a table"):
+        parse_night(night_doc("org-a", cage=5))
