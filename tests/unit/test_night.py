@@ -92,7 +92,7 @@ def test_malformed_nights_are_refused_with_a_message(tmp_path: Path) -> None:
 def test_a_misspelt_key_is_refused_not_ignored() -> None:
     doc = night_doc("org-a")
     doc["cage"] = {"max_transacton": 5}
-    with pytest.raises(NightError, match="unknown key.*max_transacton"):
+    with pytest.raises(NightError, match=r"unknown key.*max_transacton"):
         parse_night(doc)
     doc = night_doc("org-a")
     doc["tables"][0]["outcome"] = "rng"
