@@ -1,0 +1,356 @@
+"""Figure 2: acknowledged bets per second over websockets, and latency from send to reply.
+
+The server is ``casino-night serve`` in a child process (uvloop, its own projections
+runner, logging as in production) against this benchmark's Redis (``appendfsync
+always``). The night has 20 roulette tables and 200 players; the cashier sells each player
+chips and a dealer opens a round at every table. Then 200 player websockets, 10 per table,
+bet straight-up 1 cent bets for their own account, each bet its own frame, in three phases:
+
+- throughput: closed loop, each client keeps ``WINDOW`` bets in flight (a new one as soon
+  as a reply arrives) for ``seconds``; acknowledged (``ok``) bets per second.
+- latency: open loop at the target rate (5,000 bets/s offered in all, every client sending
+  at random (Poisson) times at 1/200 of it); send-to-reply p50 and p99.
+- for comparison, the same open loop at half the lower of the two rates above.
+
+Between the phases the dealers settle the rounds and open new ones, so that every phase
+starts with empty rounds. Latencies are measured in this process from writing the frame to
+reading the reply frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import (
+    CpuMeter,
+    RawWs,
+    Result,
+    ServerProcess,
+    at_least,
+    at_most,
+    connect_many,
+    gather_all,
+    night_doc,
+    own_redis,
+    percentile,
+    progress,
+    token,
+    unique_org,
+)
+
+TABLES = 20
+PER_TABLE = 10
+WINDOW = 8
+TARGET_RATE = 5_000
+MAX_OUTSTANDING = 256
+"""Open loop: a client with this many bets unanswered skips its next send (counted)."""
+
+
+class Bettor:
+    """One player's tablet: bets for its own account at one table."""
+
+    def __init__(self, ws: RawWs, table: str, player: str, seed: int) -> None:
+        self.ws = ws
+        self.table = table
+        self.player = player
+        self.rng = random.Random(seed)
+        self.sent: dict[str, tuple[float, bool]] = {}
+        self.n = 0
+        self.closed_loop = False
+        self.recording = False
+        """Count ok replies that arrive now (the throughput window)."""
+        self.measuring = False
+        """Record the latency of bets sent now (answered whenever)."""
+        self.latencies: list[float] = []
+        self.ok_in_window = 0
+        self.codes: Counter[str] = Counter()
+        self.skipped = 0
+        self.prefix = f'{{"op":"place_bet","table":"{table}","player":"{player}",'
+        ws.handler = self.on_text
+
+    def send_bet(self) -> None:
+        self.n += 1
+        cid = f"b{self.n}"
+        number = self.rng.randrange(37)
+        text = (
+            f'{self.prefix}"id":"{cid}","bet":{{"kind":"straight","numbers":["{number}"]}},'
+            '"amount":1}'
+        )
+        self.sent[cid] = (time.perf_counter(), self.measuring)
+        self.ws.send_text(text)
+
+    def on_text(self, payload: bytes, _now: float) -> None:
+        got = time.perf_counter()
+        msg = json.loads(payload)
+        entry = self.sent.pop(msg.get("re"), None)
+        if entry is None:
+            return
+        sent, measured = entry
+        if msg.get("ok"):
+            if self.recording:
+                self.ok_in_window += 1
+            if measured:
+                self.latencies.append(got - sent)
+        elif measured or self.recording:
+            self.codes[msg["error"]["code"]] += 1
+        if self.closed_loop:
+            self.send_bet()
+
+    async def open_loop(self, rate: float, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        at = loop.time() + self.rng.random() / rate
+        while at < until:
+            await asyncio.sleep(max(0.0, at - loop.time()))
+            if len(self.sent) >= MAX_OUTSTANDING:
+                self.skipped += 1
+            else:
+                self.send_bet()
+            at += self.rng.expovariate(rate)
+
+
+def _reset(bettors: list[Bettor]) -> None:
+    for b in bettors:
+        b.latencies = []
+        b.ok_in_window = 0
+        b.codes = Counter()
+        b.skipped = 0
+
+
+async def _drain(bettors: list[Bettor], timeout: float = 15.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = sum(len(b.sent) for b in bettors)
+        if not left:
+            return 0
+        await asyncio.sleep(0.05)
+    return sum(len(b.sent) for b in bettors)
+
+
+async def _settle_and_reopen(dealer: RawWs, tables: list[str]) -> tuple[float, int]:
+    """Close every round, draw and settle it, open the next; the slowest settle, in ms."""
+    await gather_all(*(dealer.cmd("no_more_bets", table=t) for t in tables))
+    started = time.perf_counter()
+
+    async def draw(t: str) -> tuple[float, int]:
+        reply = await dealer.cmd("draw_outcome", table=t, timeout=60)
+        return time.perf_counter() - started, len(reply["result"])
+
+    took = await gather_all(*(draw(t) for t in tables))
+    await gather_all(*(dealer.cmd("open_round", table=t) for t in tables))
+    return max(t for t, _ in took) * 1000, len(took)
+
+
+def _batch_mean(metrics: str) -> float | None:
+    total = re.search(r"^casino_append_batch_size_sum ([0-9.e+]+)$", metrics, re.M)
+    count = re.search(r"^casino_append_batch_size_count ([0-9.e+]+)$", metrics, re.M)
+    if not total or not count or not float(count.group(1)):
+        return None
+    return float(total.group(1)) / float(count.group(1))
+
+
+async def _metrics(port: int) -> str:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    body = await reader.read()
+    writer.close()
+    return body.decode(errors="replace")
+
+
+@dataclass
+class Phase:
+    """What one load phase measured."""
+
+    ok: int
+    seconds: float
+    latencies: list[float]
+    codes: Counter[str]
+    cpu: str
+    skipped: int = 0
+    unanswered: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.ok / self.seconds
+
+    def ms(self, p: float) -> float:
+        return percentile(self.latencies, p) * 1000
+
+
+def _collect(bettors: list[Bettor], seconds: float, meter: CpuMeter) -> Phase:
+    return Phase(
+        ok=sum(b.ok_in_window for b in bettors),
+        seconds=seconds,
+        latencies=[x for b in bettors for x in b.latencies],
+        codes=sum((b.codes for b in bettors), Counter()),
+        cpu=meter.summary(),
+        skipped=sum(b.skipped for b in bettors),
+    )
+
+
+async def closed_loop(
+    bettors: list[Bettor], warmup: float, seconds: float, meter: CpuMeter
+) -> Phase:
+    """Each client keeps WINDOW bets in flight."""
+    for b in bettors:
+        b.closed_loop = True
+        for _ in range(WINDOW):
+            b.send_bet()
+    await asyncio.sleep(warmup)
+    _reset(bettors)
+    for b in bettors:
+        b.recording = b.measuring = True
+    meter.begin()
+    started = time.perf_counter()
+    await asyncio.sleep(seconds)
+    for b in bettors:
+        b.recording = b.measuring = False
+        b.closed_loop = False
+    elapsed = time.perf_counter() - started
+    meter.end()
+    phase = _collect(bettors, elapsed, meter)
+    phase.unanswered = await _drain(bettors)
+    return phase
+
+
+async def open_loop(
+    bettors: list[Bettor], rate: float, warmup: float, seconds: float, meter: CpuMeter
+) -> Phase:
+    """Every client sends at Poisson times, ``rate`` bets/s in all."""
+    until = asyncio.get_running_loop().time() + warmup + seconds
+    senders = [asyncio.create_task(b.open_loop(rate / len(bettors), until)) for b in bettors]
+    await asyncio.sleep(warmup)
+    _reset(bettors)
+    for b in bettors:
+        b.recording = b.measuring = True
+    meter.begin()
+    started = time.perf_counter()
+    await gather_all(*senders)
+    elapsed = time.perf_counter() - started
+    meter.end()
+    for b in bettors:
+        b.recording = b.measuring = False
+    unanswered = await _drain(bettors)
+    phase = _collect(bettors, elapsed, meter)
+    phase.unanswered = unanswered
+    return phase
+
+
+async def run(quick: bool) -> list[Result]:
+    seconds = 4.0 if quick else 8.0
+    warmup = 1.0
+    org = unique_org("e2e")
+    tables = [f"t-{i:02d}" for i in range(1, TABLES + 1)]
+    players = [f"p-{i:03d}" for i in range(1, TABLES * PER_TABLE + 1)]
+    doc = night_doc(
+        org,
+        [{"id": t, "game": "roulette", "outcome_mode": "rng", "options": {}} for t in tables],
+        players,
+    )
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-e2e-") as tmp:
+        server = ServerProcess(doc, redis.url, Path(tmp))
+        progress("e2e: starting the server process")
+        await server.start()
+        clients: list[RawWs] = []
+        try:
+            cashier = await RawWs.connect(server.port, token("cashier", "cashier-1"))
+            dealer = await RawWs.connect(
+                server.port, token("dealer", "dealer-1", tables=tuple(tables))
+            )
+            clients += [cashier, dealer]
+            progress("e2e: selling chips to 200 players, opening 20 rounds")
+            await gather_all(
+                *(cashier.cmd("buy_chips", player=p, amount=1_000_000) for p in players)
+            )
+            await gather_all(*(dealer.cmd("open_round", table=t) for t in tables))
+            progress("e2e: connecting 200 player websockets")
+            socks = await connect_many(server.port, [token("player", p, player=p) for p in players])
+            clients += socks
+            bettors = [
+                Bettor(ws, tables[i // PER_TABLE], players[i], seed=i) for i, ws in enumerate(socks)
+            ]
+            assert redis.proc is not None
+            meter = CpuMeter({"server": server.pid, "redis": redis.proc.pid, "bench": os.getpid()})
+
+            progress(f"e2e: closed loop, {WINDOW} bets in flight per client, {seconds:.0f} s")
+            closed = await closed_loop(bettors, warmup, seconds, meter)
+            batch_closed = _batch_mean(await _metrics(server.port))
+            progress("e2e: settling 20 rounds and opening the next")
+            settle_ms, _ = await _settle_and_reopen(dealer, tables)
+
+            progress(f"e2e: open loop at {TARGET_RATE:,} bets/s offered, {seconds:.0f} s")
+            target = await open_loop(bettors, TARGET_RATE, warmup, seconds, meter)
+            await _settle_and_reopen(dealer, tables)
+
+            light_rate = round(min(closed.rate, TARGET_RATE) / 2, -2)
+            progress(f"e2e: open loop at {light_rate:,.0f} bets/s offered, {seconds:.0f} s")
+            light = await open_loop(bettors, light_rate, warmup, seconds, meter)
+            batch_all = _batch_mean(await _metrics(server.port))
+        except BaseException:
+            server.stop(failed=True)
+            raise
+        finally:
+            for c in clients:
+                c.close()
+            server.stop()
+
+    errors = ", ".join(f"{k} {v}" for k, v in (closed.codes + target.codes).items()) or "none"
+    how = (
+        "server: `casino-night serve` child process (uvloop, REDIS_URL at the bench's redis,"
+        f" appendfsync always); 200 player websockets ({PER_TABLE} per table x {TABLES} rng"
+        " tables), straight 1-cent bets, one frame per bet"
+    )
+
+    def open_note(phase: Phase, rate: float) -> str:
+        return (
+            f"Poisson arrivals, {rate / TABLES / PER_TABLE:.1f} bets/s per client;"
+            f" {phase.ok:,} ok in {phase.seconds:.1f} s = {phase.rate:,.0f} bets/s achieved;"
+            f" p50 {phase.ms(50):.1f} ms, p99 {phase.ms(99):.1f} ms, max {phase.ms(100):.1f} ms;"
+            f" {phase.skipped} sends skipped (client had {MAX_OUTSTANDING} unanswered);"
+            f" {phase.unanswered} unanswered 15 s after; CPU {phase.cpu}"
+        )
+
+    return [
+        at_least(
+            f"2a e2e acknowledged bets/s (closed loop, {WINDOW} in flight/client)",
+            closed.rate,
+            "bets/s",
+            TARGET_RATE,
+            note=f"{how}; {closed.ok:,} ok in {closed.seconds:.1f} s after {warmup:.0f} s"
+            f" warm-up; latency at saturation p50 {closed.ms(50):.1f} ms, p99"
+            f" {closed.ms(99):.1f} ms; mean actor batch {batch_closed or 0:.1f} commands"
+            f" ({batch_all or 0:.1f} over all phases); CPU {closed.cpu}; errors: {errors};"
+            f" then settling 20 rounds of ~{closed.ok // TABLES:,} bets: slowest"
+            f" draw_outcome reply {settle_ms:.0f} ms",
+        ),
+        Result(
+            f"2b e2e latency p50 at {TARGET_RATE:,} bets/s offered (open loop)",
+            target.ms(50),
+            "ms",
+            note=open_note(target, TARGET_RATE),
+            digits=1,
+        ),
+        at_most(
+            f"2c e2e latency p99 at {TARGET_RATE:,} bets/s offered (open loop)",
+            target.ms(99),
+            "ms",
+            50,
+            digits=1,
+        ),
+        Result(
+            f"2d e2e latency p99 at {light_rate:,.0f} bets/s offered (open loop)",
+            light.ms(99),
+            "ms",
+            note="half of the lower of 2a and 5,000, for comparison; "
+            + open_note(light, light_rate),
+            digits=1,
+        ),
+    ]
