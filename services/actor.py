@@ -143,7 +143,16 @@ class Actor(Generic[S, C]):
         return submission.future
 
     async def run(self) -> None:
-        """Process the mailbox until cancelled."""
+        """Process the mailbox until cancelled; then answer whatever is still queued."""
+        try:
+            await self._run()
+        finally:
+            queued = []
+            while not self.mailbox.empty():
+                queued.append(self.mailbox.get_nowait())
+            self._fail(queued, "unavailable", "the server is shutting down; retry the same id")
+
+    async def _run(self) -> None:
         while True:
             first = await self.mailbox.get()
             batch = [first]

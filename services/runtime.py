@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from services.gateway.metrics import Metrics
 from services.night import Night
 from services.settings import Settings
 from services.store.embedded import EmbeddedRedis
-from services.store.redis_store import EventStore
+from services.store.redis_store import EventStore, connect
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
@@ -44,6 +45,10 @@ class Runtime:
     runner: ProjectionRunner = field(init=False)
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
+    @functools.cached_property
+    def table_ids(self) -> frozenset[str]:
+        return frozenset(t.id for t in self.night.tables)
+
     async def start(self) -> None:
         s = self.settings
         url = s.redis_url
@@ -52,16 +57,13 @@ class Runtime:
             await asyncio.to_thread(self.embedded.start)
             url = self.embedded.url
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
-        self.redis = aioredis.Redis.from_url(
-            url, decode_responses=False, socket_connect_timeout=2, health_check_interval=5
-        )
+        self.redis = connect(url)
         self.store = EventStore(self.redis, self.night.organization)
         self.supervisor = Supervisor(
             self.store,
             self.broker,
             self.night,
             mailbox_size=s.mailbox_size,
-            reply_timeout=s.reply_timeout_seconds,
             on_batch=self.metrics.observe_batch,
         )
         await self.supervisor.start()
@@ -85,6 +87,6 @@ class Runtime:
         except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut
             log.warning("checkpoint_not_saved", error=str(e))
         if self.redis is not None:
-            await self.redis.aclose()
+            await self.redis.aclose(close_connection_pool=True)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)

@@ -24,7 +24,6 @@ class Settings:
     heartbeat_seconds: float = 15.0
     mailbox_size: int = 4096
     """Commands queued for one actor before new ones get ``busy``."""
-    reply_timeout_seconds: float = 10.0
     log_format: str = "json"
     """``CASINO_LOG_FORMAT``: ``json`` (production) or ``console`` (development)."""
 

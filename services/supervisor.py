@@ -43,13 +43,11 @@ class Supervisor:
         night: Night,
         *,
         mailbox_size: int = 1024,
-        reply_timeout: float = 10.0,
         on_batch: Callable[[int, float], None] | None = None,
     ) -> None:
         self.store = store
         self.broker = broker
         self.night = night
-        self.reply_timeout = reply_timeout
         self.actors: dict[str, Actor[Any, Any]] = {}
         self.tasks: list[asyncio.Task[None]] = []
 
@@ -114,10 +112,9 @@ class Supervisor:
             future = actor.submit_nowait(submission)
         except MailboxFull:
             return error_reply("busy", f"{stream} is overloaded; retry the same command id")
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self.reply_timeout)
-        except TimeoutError:
-            return error_reply("unavailable", "no reply in time; retry the same command id")
+        # Every submission is answered: the actor replies to each command of a batch, also
+        # when the store fails (Redis calls time out) or the actor is cancelled.
+        return await future
 
     def table_state(self, table_id: str) -> Any:
         actor = self.actors.get(table_stream(table_id))

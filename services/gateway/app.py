@@ -217,43 +217,46 @@ def _forbidden(message: str) -> web.Response:
 async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
     """Run one command for ``who`` and return its one reply (without ``re``)."""
     started = time.perf_counter()
-    op = msg.get("op") if isinstance(msg.get("op"), str) else "?"
+    op = msg.get("op")
     try:
-        parsed = parse_command(msg, who, {t.id for t in runtime.night.tables})
+        parsed = parse_command(msg, who, runtime.table_ids)
     except ProtocolError as e:
-        runtime.metrics.commands.labels(op if op in COMMAND_OPS else "invalid", e.code).inc()
+        runtime.metrics.answered(op if op in COMMAND_OPS else "invalid", e.code)
         return error_reply(e.code, e.message)
     reply = await _submit(runtime, who, parsed)
     code = "ok" if reply["ok"] else reply["error"]["code"]
-    runtime.metrics.commands.labels(parsed.op, code).inc()
-    runtime.metrics.command_seconds.labels(parsed.op).observe(time.perf_counter() - started)
+    runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
     return reply
 
 
 async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Reply:
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
-    table_round = state.round if isinstance(state, TableState) else None
     if isinstance(command, DrawOutcome) and isinstance(state, TableState) and state.opened:
         # Randomness enters the pure rules as data: a CSPRNG index, unbiased (randrange
         # rejects rather than reducing modulo).
         count = len(table_game(state).outcomes(state.config))
         command = DrawOutcome(index=runtime.rng.randrange(count))
-    with structlog.contextvars.bound_contextvars(
-        command_id=parsed.id, op=parsed.op, table=parsed.table, round=table_round, sub=who.sub
-    ):
-        reply = await runtime.supervisor.submit(
-            parsed.stream,
-            Submission(
-                key=parsed.key,
-                fingerprint=parsed.fingerprint,
-                command_id=parsed.id,
-                actor=f"{who.role}:{who.sub}",
-                command=command,
-            ),
+    reply = await runtime.supervisor.submit(
+        parsed.stream,
+        Submission(
+            key=parsed.key,
+            fingerprint=parsed.fingerprint,
+            command_id=parsed.id,
+            actor=f"{who.role}:{who.sub}",
+            command=command,
+        ),
+    )
+    if not reply["ok"]:
+        log.info(
+            "command_refused",
+            code=reply["error"]["code"],
+            command_id=parsed.id,
+            op=parsed.op,
+            table=parsed.table,
+            round=state.round if isinstance(state, TableState) else None,
+            sub=who.sub,
         )
-        if not reply["ok"]:
-            log.info("command_refused", code=reply["error"]["code"])
     return reply
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 
@@ -38,6 +40,21 @@ class Metrics:
             "Clients disconnected because their send queue was full",
             registry=self.registry,
         )
+
+        self._answered: dict[tuple[str, str], Any] = {}
+        self._timed: dict[str, Any] = {}
+
+    def answered(self, op: str, code: str, seconds: float | None = None) -> None:
+        """Count a command's reply (and time it); label children are looked up once."""
+        counter = self._answered.get((op, code))
+        if counter is None:
+            counter = self._answered[(op, code)] = self.commands.labels(op, code)
+        counter.inc()
+        if seconds is not None:
+            timer = self._timed.get(op)
+            if timer is None:
+                timer = self._timed[op] = self.command_seconds.labels(op)
+            timer.observe(seconds)
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.batches.observe(size)

@@ -126,7 +126,9 @@ def fingerprint(msg: Mapping[str, Any]) -> str:
     ).hexdigest()
 
 
-def parse_command(msg: Mapping[str, Any], who: Principal, tables: set[str]) -> ParsedCommand:
+def parse_command(
+    msg: Mapping[str, Any], who: Principal, tables: frozenset[str] | set[str]
+) -> ParsedCommand:
     """Turn a request object into a command for its actor, or raise ProtocolError."""
     op = field(msg, "op", str)
     if op not in COMMAND_OPS:

@@ -80,6 +80,26 @@ class Head:
     last_hash: str = GENESIS_HASH
 
 
+MAX_CONNECTIONS = 128
+"""Redis connections one process may open; more callers wait their turn (up to
+``POOL_TIMEOUT_SECONDS``) instead of failing, so a burst of subscribers never errors."""
+POOL_TIMEOUT_SECONDS = 5.0
+
+
+def connect(url: str, max_connections: int = MAX_CONNECTIONS) -> aioredis.Redis:
+    """A client for ``url`` with a blocking pool of ``max_connections`` connections."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        timeout=POOL_TIMEOUT_SECONDS,
+        decode_responses=False,
+        socket_connect_timeout=2,
+        socket_timeout=10,
+        health_check_interval=5,
+    )
+    return aioredis.Redis(connection_pool=pool)
+
+
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 

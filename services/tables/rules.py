@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from events.base import Event
 from events.tables import (
@@ -47,9 +47,30 @@ class TableState:
     closed: bool = False
     round: int = 0
     phase: Phase = "idle"
-    bets: Mapping[str, PlacedBet] = field(default_factory=dict)
+    placed: BetNode | None = None
+    """The round's bets, newest first, as an immutable linked list: placing a bet shares
+    the rest, so a round of thousands of bets costs no copying."""
+    cancelled: frozenset[str] = frozenset()
     last_outcome: str | None = None
     recent: tuple[str, ...] = ()
+
+    @property
+    def bets(self) -> dict[str, PlacedBet]:
+        """The round's bets still on the layout, in the order placed, by bet id."""
+        newest_first: list[PlacedBet] = []
+        node = self.placed
+        while node is not None:
+            if node.bet.bet_id not in self.cancelled:
+                newest_first.append(node.bet)
+            node = node.previous
+        return {b.bet_id: b for b in reversed(newest_first)}
+
+
+class BetNode(NamedTuple):
+    """One bet of a round and the bets placed before it."""
+
+    bet: PlacedBet
+    previous: BetNode | None
 
 
 # Commands: imperatives, as the gateway parsed them.
@@ -292,15 +313,21 @@ def evolve(state: TableState, event: Event) -> TableState:
                 outcome_mode="rng" if event.outcome_mode == "rng" else "dealer",
             )
         case RoundOpened():
-            return replace(state, version=version, round=event.round, phase="betting", bets={})
+            return replace(
+                state,
+                version=version,
+                round=event.round,
+                phase="betting",
+                placed=None,
+                cancelled=frozenset(),
+            )
         case BetPlaced():
             placed = PlacedBet(
                 bet_id=event.bet_id, player=event.player, bet=event.bet, amount=event.amount
             )
-            return replace(state, version=version, bets={**state.bets, event.bet_id: placed})
+            return replace(state, version=version, placed=BetNode(placed, state.placed))
         case BetCancelled():
-            bets = {k: v for k, v in state.bets.items() if k != event.bet_id}
-            return replace(state, version=version, bets=bets)
+            return replace(state, version=version, cancelled=state.cancelled | {event.bet_id})
         case NoMoreBets():
             return replace(state, version=version, phase="no_more_bets")
         case OutcomeRecorded():
@@ -308,7 +335,7 @@ def evolve(state: TableState, event: Event) -> TableState:
             recent = (key, *state.recent)[:RECENT_OUTCOMES]
             return replace(state, version=version, last_outcome=key, recent=recent)
         case Settled():
-            return replace(state, version=version, phase="idle", bets={})
+            return replace(state, version=version, phase="idle", placed=None, cancelled=frozenset())
         case TableClosed():
             return replace(state, version=version, closed=True)
     return replace(state, version=version)
