@@ -167,7 +167,7 @@ def run(quick: bool) -> list[Result]:
             f"3d evolve(BetPlaced) into a {BETS:,}-bet round",
             evolve_ms * 10,
             "us/bet",
-            note="the actor folds each accepted bet; evolve links the new bet in front of the round's bets (no copy)",
+            note="the actor folds each accepted bet; evolve links it in front of the round's bets",
             digits=1,
         ),
     ]
