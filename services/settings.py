@@ -19,8 +19,8 @@ class Settings:
     """``CASINO_APPENDFSYNC``: the embedded Redis's fsync policy (always, everysec, no)."""
     max_frame_bytes: int = 64 * 1024
     """Largest websocket message or HTTP command accepted; larger closes with 1009."""
-    send_queue_frames: int = 4096
-    """Frames queued for one client before it is disconnected as too slow."""
+    send_buffer_bytes: int = 1024 * 1024
+    """Unsent bytes one websocket client may have before it is disconnected as too slow."""
     heartbeat_seconds: float = 15.0
     mailbox_size: int = 4096
     """Commands queued for one actor before new ones get ``busy``."""

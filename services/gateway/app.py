@@ -9,7 +9,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 import structlog
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -42,6 +42,10 @@ FRAME_CACHE_SIZE = 8192
 CATCH_UP_PAGE = 1000
 SLOW_CLOSE_SECONDS = 2.0
 """How long a slow client's close handshake may take before its connection is aborted."""
+DRAIN_POLL_SECONDS = 0.005
+"""How often catch-up looks whether a client's send buffer has drained."""
+CATCH_UP_BACKLOG = 10_000
+"""Live events one subscription may hold back while it catches up before it is dropped."""
 MAX_IN_FLIGHT = 512
 """Commands one connection may have awaiting replies at once."""
 
@@ -50,18 +54,33 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
+def ws_text_frame(text: str) -> bytes:
+    """A complete websocket text frame as a server sends it (FIN, unmasked, RFC 6455 5.2).
+
+    Server frames are never masked, so one frame's bytes serve every subscriber."""
+    payload = text.encode()
+    n = len(payload)
+    if n < 126:
+        header = bytes((0x81, n))
+    elif n < 65_536:
+        header = b"\x81\x7e" + n.to_bytes(2, "big")
+    else:
+        header = b"\x81\x7f" + n.to_bytes(8, "big")
+    return header + payload
+
+
 class FrameCache:
-    """The JSON frame of each recent event, encoded once."""
+    """The websocket frame of each recent event, encoded once for all its subscribers."""
 
     def __init__(self, size: int = FRAME_CACHE_SIZE) -> None:
         self.size = size
-        self._frames: OrderedDict[str, str] = OrderedDict()
+        self._frames: OrderedDict[str, bytes] = OrderedDict()
 
-    def frame(self, env: Envelope) -> str:
+    def frame(self, env: Envelope) -> bytes:
         key = env.id
         cached = self._frames.get(key)
         if cached is None:
-            cached = _dumps({"ev": to_json(env)})
+            cached = ws_text_frame(_dumps({"ev": to_json(env)}))
             self._frames[key] = cached
             if len(self._frames) > self.size:
                 self._frames.popitem(last=False)
@@ -103,62 +122,87 @@ class Subscription:
             # Live events during catch-up wait here; a client that falls this far behind
             # while catching up is as slow as one whose queue is full.
             self.pending.append(env)
-            if len(self.pending) > self.client.event_limit:
+            if len(self.pending) > CATCH_UP_BACKLOG:
                 self.client.drop("fell behind while catching up")
         elif self._newer(env):
             self.position = self._position_of(env)
-            self.client.enqueue(self.client.frames.frame(env))
+            self.client.push(self.client.frames.frame(env))
 
     def _position_of(self, env: Envelope) -> Any:
         return _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
 
     async def catch_up(self, env: Envelope) -> None:
-        """Send a stored event, waiting for room in the queue (flow control, no drop)."""
+        """Send a stored event, waiting while the client's buffer is full (no drop)."""
         if self._newer(env):
             self.position = self._position_of(env)
-            await self.client.put_flow(self.client.frames.frame(env))
+            await self.client.push_when_drained(self.client.frames.frame(env))
+
+
+class FrameTransport(Protocol):
+    """What a client's connection offers for writing (asyncio's and uvloop's transports)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def get_write_buffer_size(self) -> int: ...
+
+    def is_closing(self) -> bool: ...
+
+    def abort(self) -> None: ...
 
 
 class Client:
-    """One websocket connection: a principal, a bounded send queue, its subscriptions."""
+    """One websocket connection: a principal, its subscriptions, and its send buffer.
+
+    Frames are written straight to the connection's transport (as aiohttp's own writer
+    does): one write per frame, no queue, no task. The transport's buffer is the bound: a
+    client whose unsent bytes exceed ``send_buffer_bytes`` is too slow and is dropped, so
+    one stuck tablet never stalls a table.
+    """
 
     def __init__(
-        self, ws: web.WebSocketResponse, who: Principal, runtime: Runtime, frames: FrameCache
+        self,
+        ws: web.WebSocketResponse,
+        who: Principal,
+        runtime: Runtime,
+        frames: FrameCache,
+        transport: FrameTransport,
     ) -> None:
         self.ws = ws
         self.who = who
         self.runtime = runtime
         self.frames = frames
-        self.event_limit = runtime.settings.send_queue_frames
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self.transport = transport
+        self.limit = runtime.settings.send_buffer_bytes
         self.subs: dict[str, Subscription] = {}
         self.too_slow = False
-        self.transport: asyncio.Transport | None = None
-        # Catch-up fills at most half the queue, leaving room for live frames and replies.
-        self.flow_limit = max(1, self.event_limit // 2)
-        self.room = asyncio.Event()
 
-    async def put_flow(self, frame: str) -> None:
-        """Queue a frame, waiting while the queue is half full (catch-up's flow control)."""
-        while self.queue.qsize() >= self.flow_limit and not self.too_slow:
-            self.room.clear()
-            await self.room.wait()
-        self.enqueue(frame)
+    @property
+    def writable(self) -> bool:
+        return not self.too_slow and not self.ws.closed and not self.transport.is_closing()
 
-    def enqueue(self, frame: str) -> None:
-        """Queue a pushed event frame; a client whose queue is full is dropped."""
-        if self.too_slow:
+    def push(self, frame: bytes) -> None:
+        """Send a pushed event; drop the client if its unsent bytes are over the limit."""
+        if not self.writable:
             return
-        if self.queue.qsize() >= self.event_limit:
-            # One slow tablet must never stall a table: drop it; it resumes with `since`.
-            self.drop("send queue full")
+        if self.transport.get_write_buffer_size() > self.limit:
+            self.drop("send buffer full")
             return
-        self.queue.put_nowait(frame)
+        self.transport.write(frame)
 
-    def reply(self, frame: str) -> None:
-        """Queue a reply: always room, as replies are bounded by the commands in flight."""
-        if not self.too_slow:
-            self.queue.put_nowait(frame)
+    async def push_when_drained(self, frame: bytes) -> None:
+        """Send a stored event during catch-up, first waiting until the buffer is below half
+        the limit (flow control: catching up never drops a client, and leaves room for live
+        events and replies)."""
+        # The public transport API offers no "drained" event to await (only aiohttp's
+        # private protocol does): poll, as catch-up is not latency critical.
+        while self.writable and self.transport.get_write_buffer_size() > self.limit // 2:  # noqa: ASYNC110
+            await asyncio.sleep(DRAIN_POLL_SECONDS)
+        self.push(frame)
+
+    def reply(self, text: str) -> None:
+        """Send a reply; always sent, as replies are bounded by the commands in flight."""
+        if self.writable:
+            self.transport.write(ws_text_frame(text))
 
     def drop(self, reason: str) -> None:
         """Disconnect a client that cannot keep up (close code 1013, try again later)."""
@@ -176,18 +220,7 @@ class Client:
                 self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow; resubscribe"),
                 SLOW_CLOSE_SECONDS,
             )
-        if self.transport is not None:
-            self.transport.abort()  # its buffers are full: the close frame may never go out
-
-    async def writer(self) -> None:
-        while True:
-            frame = await self.queue.get()
-            if self.queue.qsize() < self.flow_limit:
-                self.room.set()
-            try:
-                await self.ws.send_str(frame)
-            except ConnectionError:  # the peer went away; the reader loop ends the connection
-                return
+        self.transport.abort()  # its buffers are full: the close frame may never go out
 
     def drop_subscriptions(self) -> None:
         for stream, sub in self.subs.items():
@@ -359,11 +392,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         compress=False,
     )
     await ws.prepare(request)
-    client = Client(ws, who, runtime, request.app[FRAMES])
     transport = request.transport
-    client.transport = transport if isinstance(transport, asyncio.Transport) else None
+    if transport is None:  # pragma: no cover - the peer left during the handshake
+        return ws
+    client = Client(ws, who, runtime, request.app[FRAMES], cast(FrameTransport, transport))
     runtime.metrics.connections.inc()
-    writer = asyncio.create_task(client.writer())
     handlers: set[asyncio.Task[None]] = set()
     try:
         async for message in ws:
@@ -390,9 +423,6 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         client.drop_subscriptions()
         for task in handlers:
             task.cancel()
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
     return ws
 
 

@@ -100,6 +100,17 @@ def connect(url: str, max_connections: int = MAX_CONNECTIONS) -> aioredis.Redis:
     return aioredis.Redis(connection_pool=pool)
 
 
+def _identity(response: Any, **_options: Any) -> Any:
+    return response
+
+
+def _stream_entry(entry_id: bytes, fields: list[bytes]) -> tuple[str, bytes, str | None]:
+    """(entry id, packed envelope, org-log id) of a raw aggregate-stream entry."""
+    values = dict(zip(fields[::2], fields[1::2], strict=True))
+    log_id = values.get(b"l")
+    return entry_id.decode(), values[b"e"], log_id.decode() if log_id is not None else None
+
+
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -113,6 +124,10 @@ class EventStore:
         source = resources.files("services.store").joinpath("append.lua").read_text()
         self._append = redis.register_script(source)
         self._log = keys.log(org)
+        # Reads of entries skip redis-py's reply parsing (a dict per entry, in Python): a
+        # client on the same pool whose XRANGE replies stay raw lists, parsed here.
+        self._raw = aioredis.Redis(connection_pool=redis.connection_pool)
+        self._raw.set_response_callback("XRANGE", _identity)
 
     async def head(self, stream: str) -> Head:
         """The stream's version and last hash, from its meta hash."""
@@ -163,10 +178,10 @@ class EventStore:
         self, stream: str, since: int = 0, limit: int | None = None
     ) -> list[tuple[str, bytes, str | None]]:
         """Entries of ``stream`` after seq ``since``: (entry id, packed envelope, org-log id)."""
-        entries: Any = await self.redis.xrange(
+        entries: Any = await self._raw.xrange(
             keys.stream(self.org, stream), min=f"0-{since + 1}", max="+", count=limit
         )
-        return [(_s(i), f[b"e"], _s(f[b"l"]) if b"l" in f else None) for i, f in entries]
+        return [_stream_entry(i, f) for i, f in entries]
 
     async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
         """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""
@@ -201,8 +216,9 @@ class EventStore:
     async def log_raw(self, after: str = "0", limit: int = 1000) -> list[tuple[str, bytes]]:
         """Raw org-log entries (id, packed envelope) after ``after``, for fast replays."""
         lo = f"({after}" if after != "0" else "-"
-        entries: Any = await self.redis.xrange(self._log, min=lo, max="+", count=limit)
-        return [(_s(i), f[b"e"]) for i, f in entries]
+        entries: Any = await self._raw.xrange(self._log, min=lo, max="+", count=limit)
+        # A log entry's fields are exactly ["e", payload].
+        return [(i.decode(), f[1]) for i, f in entries]
 
     async def lookup(
         self, command_keys: Sequence[str], players: Sequence[str]

@@ -148,7 +148,7 @@ def _raw_ws(port: int, tok: str) -> socket.socket:
 
 @pytest.fixture
 async def small_queue_server(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[LiveServer]:
-    live = await start_server(redis_server.url, night_doc(org), send_queue_frames=32)
+    live = await start_server(redis_server.url, night_doc(org), send_buffer_bytes=16 * 1024)
     yield live
     await live.stop()
 
@@ -169,7 +169,7 @@ async def test_a_stuck_client_is_dropped_and_the_table_goes_on(
         assert broker.subscribers(STREAM) == 1
         slow = server.runtime.metrics.slow_disconnects
         # Fill its socket buffers and then its queue with live events.
-        for _ in range(40):
+        for _ in range(400):
             replies = await asyncio.gather(*[bet(player) for _ in range(50)])
             assert all(r["ok"] for r in replies)
             if slow._value.get() >= 1:
