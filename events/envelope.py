@@ -46,6 +46,12 @@ class Envelope:
         object.__setattr__(self, "raw", raw)
         return self
 
+    def with_log_id(self, log_id: str) -> Envelope:
+        """Set the org-log id the store assigned: only on an envelope not yet published
+        (the actor's own, between the append and the publish), so no reader sees it change."""
+        object.__setattr__(self, "log_id", log_id)
+        return self
+
     def event(self) -> Event:
         """The typed body, upcast to the current version."""
         return from_data(self.type, self.version, self.data)

@@ -15,7 +15,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 import redis.exceptions
@@ -203,10 +203,8 @@ class Actor(Generic[S, C]):
                 return
             outcome = await self.store.append(self.stream, self.head, [w for _i, w in writes])
             if isinstance(outcome, Appended):
-                envelopes = [
-                    replace(env, log_id=log_id)
-                    for env, log_id in zip(envelopes, outcome.log_ids, strict=True)
-                ]
+                for env, log_id in zip(envelopes, outcome.log_ids, strict=True):
+                    env.with_log_id(log_id)
                 self.state = state
                 if envelopes:
                     self.head = Head(envelopes[-1].seq, envelopes[-1].hash)

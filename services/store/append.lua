@@ -1,9 +1,10 @@
 -- Append a batch of commands' events to one aggregate stream, atomically (DESIGN.md).
 -- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
---       5 number of commands, then per command:
---         idempotency key, stored result, number of balance moves,
---         (player, signed cents) * moves, number of events, payload * events
+--       5 the batch, one msgpack array (one argument, so the client packs one string):
+--         [[idempotency key, stored result, [[player, signed cents], ...],
+--           [event payload, ...]], ...]
+--       6 the stream's last hash after the batch
 -- Replies: {"ok", log_id...} | {"conflict", version, last_hash} | {"duplicate", index}
 --          | {"insufficient", index, player}
 local meta = redis.call('HMGET', KEYS[2], 'v', 'h')
@@ -14,22 +15,8 @@ if version ~= tonumber(ARGV[2]) or last ~= ARGV[3] then
 end
 
 local commands = {}
-local i = 6
-for c = 1, tonumber(ARGV[5]) do
-  local cmd = {key = ARGV[i], result = ARGV[i + 1], moves = {}, events = {}}
-  local nmoves = tonumber(ARGV[i + 2])
-  i = i + 3
-  for m = 1, nmoves do
-    cmd.moves[m] = {ARGV[i], tonumber(ARGV[i + 1])}
-    i = i + 2
-  end
-  local nevents = tonumber(ARGV[i])
-  i = i + 1
-  for e = 1, nevents do
-    cmd.events[e] = ARGV[i]
-    i = i + 1
-  end
-  commands[c] = cmd
+for c, raw in ipairs(cmsgpack.unpack(ARGV[5])) do
+  commands[c] = {key = raw[1], result = raw[2], moves = raw[3], events = raw[4]}
 end
 
 -- Pass 1: nothing is written unless every command is new and every balance stays >= 0.
@@ -68,7 +55,7 @@ for _, cmd in ipairs(commands) do
   end
 end
 if seq ~= version then
-  redis.call('HSET', KEYS[2], 'v', seq, 'h', ARGV[i])
+  redis.call('HSET', KEYS[2], 'v', seq, 'h', ARGV[6])
   redis.call('SADD', KEYS[6], ARGV[1])
 end
 return reply

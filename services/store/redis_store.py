@@ -140,18 +140,17 @@ class EventStore:
         self, stream: str, expected: Head, commands: Sequence[CommandWrite]
     ) -> AppendOutcome:
         """Append the commands' events atomically after ``expected``; see the Lua script."""
-        args: list[Any] = [stream, expected.version, expected.last_hash, GENESIS_HASH]
-        args.append(len(commands))
         last_hash = expected.last_hash
+        batch = []
         for cmd in commands:
-            args += [cmd.key, cmd.result, len(cmd.moves)]
-            for move in cmd.moves:
-                args += [move.player, move.delta]
-            args.append(len(cmd.events))
-            for env in cmd.events:
-                args.append(encode(env))
-                last_hash = env.hash
-        args.append(last_hash)
+            payloads = [encode(env) for env in cmd.events]
+            if cmd.events:
+                last_hash = cmd.events[-1].hash
+            moves = [[m.player, m.delta] for m in cmd.moves]
+            batch.append([cmd.key, cmd.result, moves, payloads])
+        # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
+        packed = msgpack.packb(batch, use_bin_type=False)
+        args = [stream, expected.version, expected.last_hash, GENESIS_HASH, packed, last_hash]
         reply = await self._append(
             keys=[
                 keys.stream(self.org, stream),
