@@ -190,12 +190,24 @@ class Actor(Generic[S, C]):
                 sub.future.set_result(error_reply(code, message))
 
     async def _process(self, batch: list[Submission[C]]) -> None:
+        """Decide and append a batch in one script call when all goes well.
+
+        The first attempt reads nothing before deciding: the append script itself refuses a
+        retried command id (``duplicate``) and an overdraft (``insufficient``). Only then
+        does the actor read the stored replies and the balances (one round trip), answer the
+        retries, refuse what the balances cannot cover, and decide the rest again.
+        """
         refused: dict[int, Reply] = {}
         conflicts = 0
+        look_up = False
         while conflicts < MAX_ATTEMPTS:
             if self.stale:
                 await self.load()
-            pending, duplicates, balances = await self._answer_retries(batch)
+            balances: dict[str, int] | None = None
+            if look_up:
+                pending, duplicates, balances = await self._answer_retries(batch)
+            else:
+                pending, duplicates = _first_of_each_key(batch)
             writes, replies, envelopes, state = self._decide_all(
                 batch, pending, duplicates, refused, balances
             )
@@ -214,15 +226,20 @@ class Actor(Generic[S, C]):
                         batch[i].future.set_result(reply)
                 return
             if isinstance(outcome, InsufficientFunds):
-                # Another stream debited the player since the balances were read: refuse
-                # this command and decide the rest again (bounded by the batch's size).
+                # Refuse this command; read the balances and decide the rest again (bounded
+                # by the batch's size, as each round refuses one more command).
                 index = writes[outcome.index][0]
                 refused[index] = _insufficient(outcome.player)
+                look_up = True
                 continue
-            # VersionConflict or DuplicateCommand: another writer moved the stream.
-            assert isinstance(outcome, (VersionConflict, DuplicateCommand))
+            if isinstance(outcome, DuplicateCommand):
+                look_up = True  # a retry of an applied command: answer it from its reply
+                continue
+            # Another writer moved the stream: reload it and decide again.
+            assert isinstance(outcome, VersionConflict)
             self._log.warning("append_conflict", outcome=repr(outcome))
             self.stale = True
+            look_up = True
             conflicts += 1
         self._fail(batch, "busy", "the stream kept moving under this command; retry it")
 
@@ -236,24 +253,11 @@ class Actor(Generic[S, C]):
         """
         debtors = {p for sub in batch for p in self.rules.debtors(sub.command)}
         stored, balances = await self.store.lookup([s.key for s in batch], sorted(debtors))
-        pending: list[int] = []
-        seen: dict[str, int] = {}
-        for i, (sub, raw) in enumerate(zip(batch, stored, strict=True)):
-            if sub.future.done():
-                continue
-            if raw is not None:
+        for sub, raw in zip(batch, stored, strict=True):
+            if raw is not None and not sub.future.done():
                 fingerprint, reply = unpack_result(raw)
                 sub.future.set_result(_retry_reply(sub, fingerprint, reply))
-            elif sub.key and sub.key in seen:
-                continue  # a duplicate inside the batch: answered with the first one's reply
-            else:
-                seen[sub.key] = i
-                pending.append(i)
-        duplicates = {
-            i: seen[sub.key]
-            for i, sub in enumerate(batch)
-            if sub.key and sub.key in seen and seen[sub.key] != i and not sub.future.done()
-        }
+        pending, duplicates = _first_of_each_key(batch)
         return pending, duplicates, balances
 
     def _decide_all(
@@ -262,12 +266,12 @@ class Actor(Generic[S, C]):
         pending: list[int],
         duplicates: dict[int, int],
         refused: dict[int, Reply],
-        balances: dict[str, int],
+        balances: dict[str, int] | None,
     ) -> tuple[list[tuple[int, CommandWrite]], dict[int, Reply], list[Envelope], S]:
         """Decide each pending command against the state so far; seal its events.
 
-        A command whose debits the balances read cannot cover is refused here with
-        ``insufficient_funds`` (the append script guards again, atomically).
+        With ``balances`` read, a command whose debits they cannot cover is refused here
+        with ``insufficient_funds`` (the append script guards again, atomically).
         """
         state = self.state
         head = self.head
@@ -286,10 +290,10 @@ class Actor(Generic[S, C]):
                     reply = error_reply(e.code, e.message)
             if reply is None:
                 moves = self.rules.moves(events)
-                short = _first_overdrawn(balances, moves)
+                short = None if balances is None else _first_overdrawn(balances, moves)
                 if short is not None:
                     reply, events, moves = _insufficient(short), [], []
-                else:
+                elif balances is not None:
                     for player, delta in moves:
                         balances[player] = balances.get(player, 0) + delta
             sealed: list[Envelope] = []
@@ -328,6 +332,23 @@ class Actor(Generic[S, C]):
             if first in replies:
                 replies[dup] = _retry_reply(batch[dup], batch[first].fingerprint, replies[first])
         return writes, replies, envelopes, state
+
+
+def _first_of_each_key(batch: Sequence[Submission[Any]]) -> tuple[list[int], dict[int, int]]:
+    """The unanswered commands to decide, and the in-batch repeats of a key (index ->
+    index of its first occurrence), which get the first one's reply."""
+    pending: list[int] = []
+    seen: dict[str, int] = {}
+    duplicates: dict[int, int] = {}
+    for i, sub in enumerate(batch):
+        if sub.future.done():
+            continue
+        if sub.key and sub.key in seen:
+            duplicates[i] = seen[sub.key]
+        else:
+            seen[sub.key] = i
+            pending.append(i)
+    return pending, duplicates
 
 
 def _first_overdrawn(balances: dict[str, int], moves: Sequence[tuple[str, int]]) -> str | None:

@@ -59,6 +59,7 @@ class Runtime:
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
         self.redis = connect(url)
         self.store = EventStore(self.redis, self.night.organization)
+        self.store.writer.start()
         self.supervisor = Supervisor(
             self.store,
             self.broker,
@@ -80,6 +81,7 @@ class Runtime:
 
     async def stop(self) -> None:
         await self.supervisor.stop()
+        await self.store.writer.stop()
         await cancel_and_wait(self.tasks)
         self.tasks.clear()
         try:

@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope
 from services.store import keys
+from services.store.writer import AppendWriter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +123,7 @@ class EventStore:
         self.redis = redis
         self.org = org
         source = resources.files("services.store").joinpath("append.lua").read_text()
-        self._append = redis.register_script(source)
+        self.writer = AppendWriter(redis, source)
         self._log = keys.log(org)
         # Reads of entries skip redis-py's reply parsing (a dict per entry, in Python): a
         # client on the same pool whose XRANGE replies stay raw lists, parsed here.
@@ -151,8 +152,8 @@ class EventStore:
         # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
         packed = msgpack.packb(batch, use_bin_type=False)
         args = [stream, expected.version, expected.last_hash, GENESIS_HASH, packed, last_hash]
-        reply = await self._append(
-            keys=[
+        reply = await self.writer.call(
+            [
                 keys.stream(self.org, stream),
                 keys.meta(self.org, stream),
                 self._log,
@@ -160,7 +161,7 @@ class EventStore:
                 keys.balances(self.org),
                 keys.streams(self.org),
             ],
-            args=args,
+            args,
         )
         status = _s(reply[0])
         if status == "ok":
