@@ -81,22 +81,9 @@ def _fixarray(n: int) -> bytes:
     return bytes([0x90 | n])
 
 
-def _head(
-    id: str,
-    type: str,
-    version: int,
-    stream: str,
-    seq: int,
-    ts: int,
-    actor: str,
-    causation: str,
-    correlation: str | None,
-    prev_hash: str,
-) -> bytes:
-    return b"".join(
-        _pack(v)
-        for v in (id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash)
-    )
+def _head(metadata: tuple[Any, ...]) -> bytes:
+    """The packed metadata fields, in envelope order, as they stand in the array."""
+    return b"".join(_pack(v) for v in metadata)
 
 
 def chain_hash(
@@ -117,7 +104,7 @@ def chain_hash(
     correlation, prev_hash, data]``: every envelope field but the hash (and the org-log id,
     which Redis assigns), with every map of ``data`` in sorted key order, so the hash does
     not depend on how a reader ordered the keys (JSON tools may not keep them)."""
-    head = _head(id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash)
+    head = _head((id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash))
     return hashlib.sha256(_fixarray(HASHED_FIELDS) + head + _pack(canonical(data))).hexdigest()
 
 
@@ -141,7 +128,7 @@ def seal(
     data = to_data(body)
     data_bytes = _pack(data)
     head = _head(
-        id, body.NAME, body.VERSION, stream, seq, ts, actor, causation, correlation, prev_hash
+        (id, body.NAME, body.VERSION, stream, seq, ts, actor, causation, correlation, prev_hash)
     )
     digest = hashlib.sha256(_fixarray(HASHED_FIELDS) + head + data_bytes).hexdigest()
     env = Envelope(
