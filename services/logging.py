@@ -1,5 +1,6 @@
-"""structlog setup: JSON lines in production, console in development; contextvars bound
-to table, round and command ids by the gateway."""
+"""structlog setup: JSON lines in production, console in development. Context variables
+bound with ``structlog.contextvars`` are merged into every line; the gateway's
+``command_refused`` line names the command, table and round itself."""
 
 from __future__ import annotations
 

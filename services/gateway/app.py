@@ -304,7 +304,7 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
     if stream == LOG:
         if not isinstance(since_raw, (int, str)) or isinstance(since_raw, bool):
             raise ProtocolError("bad_request", "since must be an org-log id or 0")
-        since = str(since_raw) if since_raw else "0"
+        since = "0" if since_raw == 0 else str(since_raw)
         if since != "0" and not _is_log_id(since):
             raise ProtocolError("bad_request", "since must be an org-log id or 0")
         position: Any = _log_position(since) if since != "0" else (0, 0)
@@ -396,6 +396,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     if transport is None:  # pragma: no cover - the peer left during the handshake
         return ws
     client = Client(ws, who, runtime, request.app[FRAMES], cast(FrameTransport, transport))
+    request.app[CLIENTS].add(client)
     runtime.metrics.connections.inc()
     handlers: set[asyncio.Task[None]] = set()
     try:
@@ -419,6 +420,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.BINARY:
                 client.reply(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
     finally:
+        request.app[CLIENTS].discard(client)
         runtime.metrics.connections.dec()
         client.drop_subscriptions()
         for task in handlers:
@@ -427,6 +429,20 @@ async def websocket(request: web.Request) -> web.StreamResponse:
 
 
 FRAMES = web.AppKey("frames", FrameCache)
+CLIENTS: web.AppKey[set[Client]] = web.AppKey("clients")
+
+
+async def close_clients(app: web.Application) -> None:
+    """On shutdown, close every websocket with 1001 (going away): tablets reconnect and
+    resume with ``since`` instead of waiting for a dead connection to time out."""
+    clients = app[CLIENTS].copy()
+    await asyncio.gather(
+        *(
+            c.ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+            for c in clients
+        ),
+        return_exceptions=True,
+    )
 
 
 def _authenticated(
@@ -595,6 +611,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app = web.Application(client_max_size=runtime.settings.max_frame_bytes)
     app[RUNTIME] = runtime
     app[FRAMES] = FrameCache()
+    app[CLIENTS] = set()
+    app.on_shutdown.append(close_clients)
 
     if manage:
 

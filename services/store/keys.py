@@ -31,7 +31,7 @@ def log(org: str) -> str:
 
 
 def commands(org: str) -> str:
-    """Hash of command results by idempotency key (``<subject>/<command id>``)."""
+    """Hash of command results by idempotency key (``<role>:<subject>/<command id>``)."""
     return f"{_tag(org)}:commands"
 
 

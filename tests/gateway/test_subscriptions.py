@@ -180,3 +180,14 @@ async def test_a_stuck_client_is_dropped_and_the_table_goes_on(
         assert (await asyncio.wait_for(bet(player), 2))["ok"]
     finally:
         stuck.close()
+
+
+async def test_shutdown_closes_every_websocket_with_going_away(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    live = await start_server(redis_server.url, night_doc(org))
+    client = await live.connect(token("auditor"))
+    assert (await client.cmd("subscribe", stream=STREAM))["ok"]
+    await asyncio.wait_for(live.runner.cleanup(), 5)
+    assert await asyncio.wait_for(client.closed, 5) == 1001
+    await live.session.close()
