@@ -82,8 +82,9 @@ def _fixarray(n: int) -> bytes:
 
 
 def _head(metadata: tuple[Any, ...]) -> bytes:
-    """The packed metadata fields, in envelope order, as they stand in the array."""
-    return b"".join(_pack(v) for v in metadata)
+    """The packed metadata fields, in envelope order, as they stand in the array: packed as
+    one array of ten, less its one-byte header (a fixarray's, as ten < 16)."""
+    return _pack(metadata)[1:]
 
 
 def chain_hash(
