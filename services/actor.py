@@ -1,11 +1,13 @@
 """The aggregate actor: the only writer of one stream, with a bounded mailbox.
 
 On start it folds its stream into state. Then, for each batch of queued commands
-(group commit): answer retries from stored results → ``decide`` each new command against
-the state so far → append all their events in one script call → publish → reply. The
-state moves only after the store acknowledged the append; if the store's answer is lost
-(Redis died mid-call), the actor reloads from the stream before its next batch, and the
-client's retry with the same command id finds the stored result.
+(group commit): ``decide`` each command against the state so far → append all their events
+in one script call, which also refuses a retried command id and an overdraft (then the
+actor reads the stored replies and balances, answers the retries and decides the rest
+again) → publish → reply. The state moves only after the store acknowledged the append;
+if the store's answer is lost (Redis died mid-call), the actor reloads from the stream
+before its next batch, and the client's retry with the same command id finds the stored
+result.
 """
 
 from __future__ import annotations
@@ -65,14 +67,12 @@ class Rules(Protocol[S, C_contra]):
 
     def evolve(self, state: S, event: Event) -> S: ...
 
-    def version(self, state: S) -> int: ...
-
     def correlation(self, state: S) -> str | None: ...
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]: ...
 
     def debtors(self, command: C_contra) -> Sequence[str]:
-        """Players whose balance the command may debit (their balances are read first)."""
+        """Players whose balance the command may debit (read when an overdraft was met)."""
         ...
 
     def result(self, state: S, envelopes: Sequence[Envelope]) -> dict[str, Any]: ...

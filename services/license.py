@@ -124,9 +124,6 @@ class LicenseRules:
     def evolve(self, state: LicenseState, event: Event) -> LicenseState:
         return evolve(state, event)
 
-    def version(self, state: LicenseState) -> int:
-        return state.version
-
     def correlation(self, state: LicenseState) -> str | None:
         return None
 

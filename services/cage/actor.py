@@ -27,9 +27,6 @@ class CageRules:
     def evolve(self, state: CageState, event: Event) -> CageState:
         return rules.evolve(state, event)
 
-    def version(self, state: CageState) -> int:
-        return state.version
-
     def correlation(self, state: CageState) -> str | None:
         return None
 

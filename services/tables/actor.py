@@ -24,9 +24,6 @@ class TableRules:
     def evolve(self, state: TableState, event: Event) -> TableState:
         return rules.evolve(state, event)
 
-    def version(self, state: TableState) -> int:
-        return state.version
-
     def correlation(self, state: TableState) -> str | None:
         """Events of a round carry the round as correlation id (``roulette-1#12``)."""
         return f"{state.table}#{state.round}" if state.round else None
