@@ -58,6 +58,8 @@ class WsClient:
         self.ws = ws
         self.events: list[dict[str, Any]] = []
         self.replies: dict[Any, dict[str, Any]] = {}
+        self.arrivals: list[tuple[str, Any]] = []
+        """Every frame in arrival order: ("re", id) for replies, ("ev", (stream, seq))."""
         self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._event_signal = asyncio.Event()
         self.closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
@@ -71,9 +73,11 @@ class WsClient:
                     continue
                 data = json.loads(msg.data)
                 if "ev" in data:
+                    self.arrivals.append(("ev", (data["ev"]["stream"], data["ev"]["seq"])))
                     self.events.append(data["ev"])
                     self._event_signal.set()
                 else:
+                    self.arrivals.append(("re", data["re"]))
                     self.replies[data["re"]] = data
                     fut = self._waiters.pop(data["re"], None)
                     if fut is not None and not fut.done():

@@ -293,7 +293,10 @@ async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Re
     return reply
 
 
-async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
+async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
+    """Reply ``{"head": …}``, then send every stored event after ``since`` in order, then
+    the live ones (PROTOCOL.md): live events that arrive during the catch-up wait in the
+    subscription and follow it, none twice, none missed."""
     runtime = client.runtime
     stream = text_field(msg, "stream")
     if stream != LOG and stream not in runtime.supervisor.actors:
@@ -308,6 +311,7 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
         if since != "0" and not _is_log_id(since):
             raise ProtocolError("bad_request", "since must be an org-log id or 0")
         position: Any = _log_position(since) if since != "0" else (0, 0)
+        head: Any = await runtime.store.log_head()
     else:
         if isinstance(since_raw, bool) or not isinstance(since_raw, int) or since_raw < 0:
             raise ProtocolError("bad_request", "since must be a seq >= 0")
@@ -317,9 +321,11 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
     sub = Subscription(stream=stream, client=client, position=position)
     runtime.broker.add(stream, sub.deliver)
     client.subs[stream] = sub
+    if stream != LOG:
+        head = runtime.supervisor.actors[stream].head.version
+    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": {"head": head}}))
     try:
         if stream == LOG:
-            head: Any = await runtime.store.log_head()
             after = since
             while True:
                 page = await runtime.store.log_raw(after, CATCH_UP_PAGE)
@@ -329,22 +335,24 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> Reply:
                     break
                 after = page[-1][0]
         else:
-            head = runtime.supervisor.actors[stream].head.version
             while True:
                 page_envs = await runtime.store.read(stream, sub.position, CATCH_UP_PAGE)
                 for env in page_envs:
                     await sub.catch_up(env)
                 if len(page_envs) < CATCH_UP_PAGE:
                     break
-    except BaseException:
+        for env in sub.pending:
+            await sub.catch_up(env)
+    except Exception:
+        # The reply is out: a catch-up that cannot finish ends the connection, and the
+        # tablet resumes with the last seq it saw.
+        log.exception("catch_up_failed", stream=stream)
         runtime.broker.remove(stream, sub.deliver)
         client.subs.pop(stream, None)
-        raise
-    for env in sub.pending:
-        await sub.catch_up(env)
+        await client.ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"catch-up failed")
+        return
     sub.pending.clear()
     sub.buffering = False
-    return {"ok": True, "result": {"head": head}}
 
 
 async def _handle_ws_message(client: Client, text: str) -> None:
@@ -354,13 +362,14 @@ async def _handle_ws_message(client: Client, text: str) -> None:
         msg_id = msg.get("id")
         op = req_field(msg, "op", str)
         if op == "subscribe":
-            reply = await _subscribe(client, msg)
-        elif op == "unsubscribe":
+            await _subscribe(client, msg)  # replies itself, before the catch-up
+            return
+        if op == "unsubscribe":
             stream = text_field(msg, "stream")
             sub = client.subs.pop(stream, None)
             if sub is not None:
                 client.runtime.broker.remove(stream, sub.deliver)
-            reply = {"ok": True, "result": {}}
+            reply: Reply = {"ok": True, "result": {}}
         else:
             reply = await dispatch(client.runtime, client.who, msg)
     except ProtocolError as e:

@@ -191,3 +191,14 @@ async def test_shutdown_closes_every_websocket_with_going_away(
     await asyncio.wait_for(live.runner.cleanup(), 5)
     assert await asyncio.wait_for(client.closed, 5) == 1001
     await live.session.close()
+
+
+async def test_the_reply_comes_first_then_the_catch_up_in_order(server: LiveServer) -> None:
+    _dealer, player = await open_round_with_chips(server)
+    for _ in range(5):
+        assert (await bet(player))["ok"]
+    auditor = await server.connect(token("auditor"))
+    sub = await auditor.send({"op": "subscribe", "id": "sub-1", "stream": STREAM, "since": 2})
+    assert sub["result"]["head"] == 7
+    await auditor.wait_events(STREAM, 5)
+    assert auditor.arrivals == [("re", "sub-1")] + [("ev", (STREAM, n)) for n in range(3, 8)]
