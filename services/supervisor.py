@@ -103,18 +103,25 @@ class Supervisor:
         if not reply["ok"]:
             raise RuntimeError(f"{stream}: {reply['error']['message']}")
 
-    async def submit(self, stream: str, submission: Submission[Any]) -> Reply:
-        """Queue a command for its stream's actor and await its one reply."""
+    def submit_nowait(self, stream: str, submission: Submission[Any]) -> asyncio.Future[Reply]:
+        """Queue a command for its stream's actor; the future is its one reply.
+
+        Every submission is answered: the actor replies to each command of a batch, also
+        when the store fails (Redis calls time out) or the actor is stopped."""
         actor = self.actors.get(stream)
         if actor is None:
-            return error_reply("unknown_table", f"no stream {stream}")
+            submission.future.set_result(error_reply("unknown_table", f"no stream {stream}"))
+            return submission.future
         try:
-            future = actor.submit_nowait(submission)
+            return actor.submit_nowait(submission)
         except MailboxFull:
-            return error_reply("busy", f"{stream} is overloaded; retry the same command id")
-        # Every submission is answered: the actor replies to each command of a batch, also
-        # when the store fails (Redis calls time out) or the actor is cancelled.
-        return await future
+            busy = error_reply("busy", f"{stream} is overloaded; retry the same command id")
+            submission.future.set_result(busy)
+            return submission.future
+
+    async def submit(self, stream: str, submission: Submission[Any]) -> Reply:
+        """Queue a command for its stream's actor and await its one reply."""
+        return await self.submit_nowait(stream, submission)
 
     def table_state(self, table_id: str) -> Any:
         actor = self.actors.get(table_stream(table_id))

@@ -22,7 +22,6 @@ from services.gateway.auth import AuthError, Principal, may_read, verify
 from services.gateway.protocol import (
     COMMAND_OPS,
     STREAM_OPS,
-    ParsedCommand,
     ProtocolError,
     parse_command,
     parse_json,
@@ -175,6 +174,8 @@ class Client:
         self.limit = runtime.settings.send_buffer_bytes
         self.subs: dict[str, Subscription] = {}
         self.too_slow = False
+        self.in_flight = 0
+        """Commands sent on this connection and not yet answered."""
 
     @property
     def writable(self) -> bool:
@@ -247,22 +248,18 @@ def _forbidden(message: str) -> web.Response:
     return web.json_response(body, status=403)
 
 
-async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
-    """Run one command for ``who`` and return its one reply (without ``re``)."""
+def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asyncio.Future[Reply]:
+    """Check one command for ``who`` and queue it for its actor; the future is its one
+    reply (without ``re``), counted in the metrics and, when refused, logged."""
     started = time.perf_counter()
     op = msg.get("op")
     try:
         parsed = parse_command(msg, who, runtime.table_ids)
     except ProtocolError as e:
         runtime.metrics.answered(op if op in COMMAND_OPS else "invalid", e.code)
-        return error_reply(e.code, e.message)
-    reply = await _submit(runtime, who, parsed)
-    code = "ok" if reply["ok"] else reply["error"]["code"]
-    runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
-    return reply
-
-
-async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Reply:
+        done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        done.set_result(error_reply(e.code, e.message))
+        return done
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, DrawOutcome) and isinstance(state, TableState) and state.opened:
@@ -270,7 +267,7 @@ async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Re
         # rejects rather than reducing modulo).
         count = len(table_game(state).outcomes(state.config))
         command = DrawOutcome(index=runtime.rng.randrange(count))
-    reply = await runtime.supervisor.submit(
+    future = runtime.supervisor.submit_nowait(
         parsed.stream,
         Submission(
             key=parsed.key,
@@ -280,17 +277,29 @@ async def _submit(runtime: Runtime, who: Principal, parsed: ParsedCommand) -> Re
             command=command,
         ),
     )
-    if not reply["ok"]:
-        log.info(
-            "command_refused",
-            code=reply["error"]["code"],
-            command_id=parsed.id,
-            op=parsed.op,
-            table=parsed.table,
-            round=state.round if isinstance(state, TableState) else None,
-            sub=who.sub,
-        )
-    return reply
+
+    def answered(f: asyncio.Future[Reply]) -> None:
+        reply = f.result()
+        code = "ok" if reply["ok"] else reply["error"]["code"]
+        runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
+        if not reply["ok"]:
+            log.info(
+                "command_refused",
+                code=code,
+                command_id=parsed.id,
+                op=parsed.op,
+                table=parsed.table,
+                round=state.round if isinstance(state, TableState) else None,
+                sub=who.sub,
+            )
+
+    future.add_done_callback(answered)
+    return future
+
+
+async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
+    """Run one command for ``who`` and return its one reply (without ``re``)."""
+    return await submit_command(runtime, who, msg)
 
 
 async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
@@ -355,29 +364,57 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
     sub.buffering = False
 
 
-async def _handle_ws_message(client: Client, text: str) -> None:
+async def _subscribe_task(client: Client, msg: dict[str, Any]) -> None:
+    try:
+        await _subscribe(client, msg)  # replies itself, before the catch-up
+    except ProtocolError as e:
+        client.reply(_dumps({"re": msg.get("id"), **error_reply(e.code, e.message)}))
+    except Exception:
+        log.exception("subscribe_failed")
+        client.reply(_dumps({"re": msg.get("id"), **error_reply("internal", "internal error")}))
+
+
+def _on_text(client: Client, text: str, tasks: set[asyncio.Task[None]]) -> None:
+    """Handle one request frame. A command needs no task of its own: it is queued for its
+    actor and its reply is written when the actor answers. Commands of one connection run
+    concurrently (different tables); each table's actor keeps its own commands in order."""
     msg_id: Any = None
     try:
         msg = parse_json(text)
         msg_id = msg.get("id")
         op = req_field(msg, "op", str)
         if op == "subscribe":
-            await _subscribe(client, msg)  # replies itself, before the catch-up
+            task = asyncio.create_task(_subscribe_task(client, msg))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
             return
         if op == "unsubscribe":
             stream = text_field(msg, "stream")
             sub = client.subs.pop(stream, None)
             if sub is not None:
                 client.runtime.broker.remove(stream, sub.deliver)
-            reply: Reply = {"ok": True, "result": {}}
-        else:
-            reply = await dispatch(client.runtime, client.who, msg)
+            client.reply(_dumps({"re": msg_id, "ok": True, "result": {}}))
+            return
     except ProtocolError as e:
-        reply = error_reply(e.code, e.message)
+        client.reply(_dumps({"re": msg_id, **error_reply(e.code, e.message)}))
+        return
+    try:
+        future = submit_command(client.runtime, client.who, msg)
     except Exception:
-        log.exception("ws_message_failed")
-        reply = error_reply("internal", "internal error")
-    client.reply(_dumps({"re": msg_id, **reply}))
+        log.exception("command_failed")
+        client.reply(_dumps({"re": msg_id, **error_reply("internal", "internal error")}))
+        return
+    client.in_flight += 1
+
+    def reply(f: asyncio.Future[Reply]) -> None:
+        client.in_flight -= 1
+        if f.cancelled() or f.exception() is not None:
+            answer = error_reply("internal", "internal error; retry the same command id")
+        else:
+            answer = f.result()
+        client.reply(_dumps({"re": msg_id, **answer}))
+
+    future.add_done_callback(reply)
 
 
 def _peek_id(text: str) -> Any:
@@ -417,15 +454,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                     await ws.send_str(_dumps({"re": _peek_id(message.data), **reply}))
                 await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"token expired")
                 break
-            if message.type == WSMsgType.TEXT and len(handlers) >= MAX_IN_FLIGHT:
+            if message.type == WSMsgType.TEXT and client.in_flight >= MAX_IN_FLIGHT:
                 reply = error_reply("busy", "too many commands in flight on this connection")
                 client.reply(_dumps({"re": _peek_id(message.data), **reply}))
             elif message.type == WSMsgType.TEXT:
-                # Commands of one connection run concurrently (different tables); each
-                # table's actor orders its own commands.
-                task = asyncio.create_task(_handle_ws_message(client, message.data))
-                handlers.add(task)
-                task.add_done_callback(handlers.discard)
+                _on_text(client, message.data, handlers)
             elif message.type == WSMsgType.BINARY:
                 client.reply(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
     finally:
