@@ -237,6 +237,15 @@ class EventStore:
             p: int(v) if v is not None else 0 for p, v in zip(players, raw, strict=True)
         }
 
+    async def log_payloads(self, after: str = "0", limit: int = 1000) -> tuple[list[bytes], str]:
+        """The packed envelopes of the org-log entries after ``after`` and the last entry's
+        id (``after`` when there are none): the replay's fast path."""
+        lo = f"({after}" if after != "0" else "-"
+        entries: Any = await self._raw.xrange(self._log, min=lo, max="+", count=limit)
+        if not entries:
+            return [], after
+        return [f[1] for _i, f in entries], entries[-1][0].decode()
+
     async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
         """Stored results of earlier commands by idempotency key (None where new)."""
         return (await self.lookup(command_keys, ()))[0]
