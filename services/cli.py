@@ -96,7 +96,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     return 0
 
 
-GC_THRESHOLDS = (50_000, 50, 1_000)
+GC_THRESHOLDS = (10_000, 20, 1_000)
 """Collector thresholds for the server process (CPython's defaults are 700, 10, 10)."""
 
 
