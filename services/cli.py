@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from services.settings import Settings
-from services.store.redis_store import EventStore, connect
+from services.store.redis_store import EventStore, close_redis, open_redis
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -142,11 +142,11 @@ async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
         embedded = EmbeddedRedis(settings.data_dir / "redis", appendfsync=settings.appendfsync)
         embedded.start()
         url = embedded.url
-    client = connect(url)
+    client = await open_redis(url)
     try:
         yield EventStore(client, night.organization)
     finally:
-        await client.aclose(close_connection_pool=True)
+        await close_redis(client)
         if embedded is not None:
             embedded.stop()
 

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis.asyncio as aioredis
 import structlog
 
 from events.codec import decode
@@ -21,7 +20,7 @@ from services.gateway.metrics import Metrics
 from services.night import Night
 from services.settings import Settings
 from services.store.embedded import EmbeddedRedis
-from services.store.redis_store import EventStore, connect
+from services.store.redis_store import EventStore, RedisClient, close_redis, open_redis
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
@@ -37,7 +36,7 @@ class Runtime:
     metrics: Metrics = field(default_factory=Metrics)
     rng: secrets.SystemRandom = field(default_factory=secrets.SystemRandom)
     embedded: EmbeddedRedis | None = None
-    redis: aioredis.Redis | None = None
+    redis: RedisClient | None = None
     store: EventStore = field(init=False)
     broker: Broker = field(default_factory=Broker)
     supervisor: Supervisor = field(init=False)
@@ -57,7 +56,7 @@ class Runtime:
             await asyncio.to_thread(self.embedded.start)
             url = self.embedded.url
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
-        self.redis = connect(url)
+        self.redis = await open_redis(url)
         self.store = EventStore(self.redis, self.night.organization)
         self.store.writer.start()
         self.supervisor = Supervisor(
@@ -89,6 +88,6 @@ class Runtime:
         except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut
             log.warning("checkpoint_not_saved", error=str(e))
         if self.redis is not None:
-            await self.redis.aclose(close_connection_pool=True)
+            await close_redis(self.redis)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)

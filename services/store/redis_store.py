@@ -15,6 +15,7 @@ from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope
@@ -87,6 +88,37 @@ MAX_CONNECTIONS = 128
 POOL_TIMEOUT_SECONDS = 5.0
 
 
+RedisClient = aioredis.Redis | RedisCluster
+"""A single Redis (or Valkey) server, or a Redis Cluster."""
+
+
+async def open_redis(url: str, max_connections: int = MAX_CONNECTIONS) -> RedisClient:
+    """A client for the server at ``url``; a cluster client when that server is a node of a
+    Redis Cluster (every key of an organization shares the ``{org}`` hash tag, so its
+    appends stay single-slot and atomic there too)."""
+    client = connect(url, max_connections)
+    info: Any = await client.info("cluster")
+    if not info.get("cluster_enabled"):
+        return client
+    await client.aclose(close_connection_pool=True)
+    cluster = RedisCluster.from_url(
+        url,
+        max_connections=max_connections,
+        decode_responses=False,
+        socket_connect_timeout=2,
+        socket_timeout=10,
+    )
+    await cluster.initialize()
+    return cluster
+
+
+async def close_redis(client: RedisClient) -> None:
+    if isinstance(client, RedisCluster):
+        await client.aclose()
+    else:
+        await client.aclose(close_connection_pool=True)
+
+
 def connect(url: str, max_connections: int = MAX_CONNECTIONS) -> aioredis.Redis:
     """A client for ``url`` with a blocking pool of ``max_connections`` connections."""
     pool = aioredis.BlockingConnectionPool.from_url(
@@ -105,9 +137,22 @@ def _identity(response: Any, **_options: Any) -> Any:
     return response
 
 
-def _stream_entry(entry_id: bytes, fields: list[bytes]) -> tuple[str, bytes, str | None]:
-    """(entry id, packed envelope, org-log id) of a raw aggregate-stream entry."""
-    values = dict(zip(fields[::2], fields[1::2], strict=True))
+def _fields(fields: Any) -> dict[bytes, bytes]:
+    """An entry's fields, from a raw reply (a flat list) or a parsed one (a dict)."""
+    if isinstance(fields, dict):
+        return fields
+    return dict(zip(fields[::2], fields[1::2], strict=True))
+
+
+def _payload(fields: Any) -> bytes:
+    """The packed envelope of an org-log entry (its fields are exactly ``e``, payload)."""
+    payload: bytes = fields[b"e"] if isinstance(fields, dict) else fields[1]
+    return payload
+
+
+def _stream_entry(entry_id: bytes, fields: Any) -> tuple[str, bytes, str | None]:
+    """(entry id, packed envelope, org-log id) of an aggregate-stream entry."""
+    values = _fields(fields)
     log_id = values.get(b"l")
     return entry_id.decode(), values[b"e"], log_id.decode() if log_id is not None else None
 
@@ -119,16 +164,20 @@ def _s(value: Any) -> str:
 class EventStore:
     """The organization's event store on one Redis (or one Cluster slot, via ``{org}``)."""
 
-    def __init__(self, redis: aioredis.Redis, org: str) -> None:
+    def __init__(self, redis: RedisClient, org: str) -> None:
         self.redis = redis
         self.org = org
         source = resources.files("services.store").joinpath("append.lua").read_text()
         self.writer = AppendWriter(redis, source)
         self._log = keys.log(org)
         # Reads of entries skip redis-py's reply parsing (a dict per entry, in Python): a
-        # client on the same pool whose XRANGE replies stay raw lists, parsed here.
-        self._raw = aioredis.Redis(connection_pool=redis.connection_pool)
-        self._raw.set_response_callback("XRANGE", _identity)
+        # client on the same pool whose XRANGE replies stay raw lists, parsed here. (A
+        # cluster client has a pool per node: it keeps its parsed replies.)
+        self._raw: Any = redis
+        pool = getattr(redis, "connection_pool", None)
+        if pool is not None:
+            self._raw = aioredis.Redis(connection_pool=pool)
+            self._raw.set_response_callback("XRANGE", _identity)
 
     async def head(self, stream: str) -> Head:
         """The stream's version and last hash, from its meta hash."""
@@ -218,7 +267,7 @@ class EventStore:
         lo = f"({after}" if after != "0" else "-"
         entries: Any = await self._raw.xrange(self._log, min=lo, max="+", count=limit)
         # A log entry's fields are exactly ["e", payload].
-        return [(i.decode(), f[1]) for i, f in entries]
+        return [(i.decode(), _payload(f)) for i, f in entries]
 
     async def lookup(
         self, command_keys: Sequence[str], players: Sequence[str]
@@ -244,7 +293,7 @@ class EventStore:
         entries: Any = await self._raw.xrange(self._log, min=lo, max="+", count=limit)
         if not entries:
             return [], after
-        return [f[1] for _i, f in entries], entries[-1][0].decode()
+        return [_payload(f) for _i, f in entries], entries[-1][0].decode()
 
     async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
         """Stored results of earlier commands by idempotency key (None where new)."""

