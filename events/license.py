@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from events.base import Event, event
+from events.base import Data, Event, event, upcaster
 
 
 @event("LicenseRecorded")
@@ -19,10 +19,21 @@ class LicenseRecorded(Event):
     period_end: str
 
 
-@event("OccasionStarted")
+@event("OccasionStarted", version=2)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OccasionStarted(Event):
-    """An occasion (one casino night) began; later events count toward it in reports."""
+    """An occasion (one casino night) began; later events count toward it in reports.
+
+    Version 2 adds the occasion's window (unix ms), when the night file sets one: tables and
+    the cage take commands only inside it."""
 
     occasion: str
     name: str
+    starts_at: int | None = None
+    ends_at: int | None = None
+
+
+@upcaster("OccasionStarted", 1)
+def _occasion_without_window(data: Data) -> Data:
+    """Version 1 had no window: an occasion open at any time."""
+    return {**data, "starts_at": None, "ends_at": None}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
 from events.license import LicenseRecorded, OccasionStarted
+from services.games.base import RuleError
 from services.limits import MAX_SINGLE_GAME_TYPES
 
 GAMES_OF_CHANCE = (
@@ -45,6 +46,16 @@ NOT_COUNTED_TOWARD_LIMIT = frozenset(
 """Games that do not count toward the five single types of 4620.2."""
 
 
+def occasion_open(starts_at: int | None, ends_at: int | None, now: int) -> bool:
+    """Whether an occasion with this window (unix ms; None: not set) is open at ``now``.
+
+    An occasion is one casino night of at most 14 consecutive hours (DESIGN.md; see
+    ``services.limits.OCCASION_MAX_HOURS``); games are played only during it."""
+    if starts_at is not None and now < starts_at:
+        return False
+    return not (ends_at is not None and now >= ends_at)
+
+
 class LicenseError(ValueError):
     """A night the license does not allow; the message says which rule and why."""
 
@@ -78,6 +89,7 @@ class LicenseState:
     version: int = 0
     recorded: LicenseRecorded | None = None
     occasions: tuple[str, ...] = ()
+    windows: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +101,8 @@ class RecordLicense:
 class StartOccasion:
     occasion: str
     name: str
+    starts_at: int | None = None
+    ends_at: int | None = None
 
 
 LicenseCommand = RecordLicense | StartOccasion
@@ -98,9 +112,24 @@ def decide(state: LicenseState, command: LicenseCommand) -> list[Event]:
     """Record the license when it is new or changed; start an occasion once."""
     if isinstance(command, RecordLicense):
         return [] if state.recorded == command.license else [command.license]
-    if command.occasion in state.occasions:
+    window = (command.starts_at, command.ends_at)
+    recorded = state.windows.get(command.occasion)
+    if recorded is not None:
+        if recorded != window:
+            raise RuleError(
+                "conflict",
+                f"occasion {command.occasion} was started with another window; "
+                "an occasion's hours are fixed once recorded",
+            )
         return []
-    return [OccasionStarted(occasion=command.occasion, name=command.name)]
+    return [
+        OccasionStarted(
+            occasion=command.occasion,
+            name=command.name,
+            starts_at=command.starts_at,
+            ends_at=command.ends_at,
+        )
+    ]
 
 
 def evolve(state: LicenseState, event: Event) -> LicenseState:
@@ -108,7 +137,13 @@ def evolve(state: LicenseState, event: Event) -> LicenseState:
     if isinstance(event, LicenseRecorded):
         return replace(state, version=version, recorded=event)
     if isinstance(event, OccasionStarted):
-        return replace(state, version=version, occasions=(*state.occasions, event.occasion))
+        windows = {**state.windows, event.occasion: (event.starts_at, event.ends_at)}
+        return replace(
+            state,
+            version=version,
+            occasions=(*state.occasions, event.occasion),
+            windows=windows,
+        )
     return replace(state, version=version)
 
 

@@ -10,13 +10,14 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from services.games.base import RuleError
 from services.games.registry import GAMES
 from services.license import LicenseError, check_game_licensed, check_license_games
-from services.limits import MAX_CHIP_PURCHASE_CENTS
+from services.limits import MAX_CHIP_PURCHASE_CENTS, OCCASION_MAX_HOURS
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 """Organization, table and occasion ids: lower-case letters, digits, ``-`` and ``_``."""
@@ -44,6 +45,9 @@ class Night:
     period_end: str
     occasion: str
     occasion_name: str
+    occasion_starts_at: int | None = None
+    """Unix ms when the occasion begins; None: the night file sets no window."""
+    occasion_ends_at: int | None = None
     max_transaction: int = MAX_CHIP_PURCHASE_CENTS
     tables: tuple[TableSpec, ...] = ()
     players: tuple[str, ...] = field(default=())
@@ -56,7 +60,7 @@ ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset({"organization", "license", "occasion", "cage", "tables", "players"}),
     "organization": frozenset({"id", "name"}),
     "license": frozenset({"number", "games", "period_start", "period_end"}),
-    "occasion": frozenset({"id", "name"}),
+    "occasion": frozenset({"id", "name", "starts_at", "hours"}),
     "cage": frozenset({"max_transaction"}),
     "tables": frozenset({"id", "game", "outcome_mode", "options"}),
 }
@@ -117,6 +121,32 @@ def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
     return TableSpec(id=table_id, game=game, outcome_mode=mode, config=config)
 
 
+def _occasion_window(occ: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """``starts_at`` (an RFC 3339 date-time with its UTC offset) and ``hours`` (at most
+    14, the default) as unix ms; an occasion is at most 14 consecutive hours (DESIGN.md)."""
+    hours = occ.get("hours", OCCASION_MAX_HOURS)
+    if (
+        isinstance(hours, bool)
+        or not isinstance(hours, int)
+        or not 1 <= hours <= OCCASION_MAX_HOURS
+    ):
+        raise NightError(f"occasion.hours must be a whole number from 1 to {OCCASION_MAX_HOURS}")
+    raw = occ.get("starts_at")
+    if raw is None:
+        if "hours" in occ:
+            raise NightError("occasion.hours needs occasion.starts_at")
+        return None, None
+    if isinstance(raw, str):
+        try:
+            raw = datetime.fromisoformat(raw)
+        except ValueError:
+            raise NightError(f"occasion.starts_at {raw!r} is not an RFC 3339 date-time") from None
+    if not isinstance(raw, datetime) or raw.tzinfo is None:
+        raise NightError("occasion.starts_at must be a date-time with its UTC offset")
+    starts = int(raw.timestamp() * 1000)
+    return starts, starts + hours * 3_600_000
+
+
 def parse_night(doc: Mapping[str, Any]) -> Night:
     """Validate a parsed night file; raise NightError with a clear message."""
     _known_keys(doc, "", "")
@@ -125,6 +155,7 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
     org = _section(doc, "organization")
     lic = _section(doc, "license")
     occ = _section(doc, "occasion")
+    starts_at, ends_at = _occasion_window(occ)
     games_raw = lic.get("games")
     if not isinstance(games_raw, list) or not all(isinstance(g, str) for g in games_raw):
         raise NightError("license.games must be a list of game names")
@@ -160,6 +191,8 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         period_end=_str(lic, "period_end", "license"),
         occasion=_id(occ, "id", "occasion"),
         occasion_name=_str(occ, "name", "occasion"),
+        occasion_starts_at=starts_at,
+        occasion_ends_at=ends_at,
         max_transaction=max_transaction,
         tables=tables,
         players=tuple(players),

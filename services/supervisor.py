@@ -81,7 +81,13 @@ class Supervisor:
         )
         await self._system(LICENSE, RecordLicense(license=license_event))
         await self._system(
-            LICENSE, StartOccasion(occasion=night.occasion, name=night.occasion_name)
+            LICENSE,
+            StartOccasion(
+                occasion=night.occasion,
+                name=night.occasion_name,
+                starts_at=night.occasion_starts_at,
+                ends_at=night.occasion_ends_at,
+            ),
         )
         for spec in night.tables:
             await self._system(

@@ -30,6 +30,7 @@ from services.gateway.protocol import (
 from services.gateway.protocol import (
     field as req_field,
 )
+from services.license import occasion_open
 from services.runtime import Runtime
 from services.tables.rules import DrawOutcome, TableState, table_game
 
@@ -255,6 +256,14 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
     op = msg.get("op")
     try:
         parsed = parse_command(msg, who, runtime.table_ids)
+        night = runtime.night
+        if not occasion_open(
+            night.occasion_starts_at, night.occasion_ends_at, time.time_ns() // 1_000_000
+        ):
+            raise ProtocolError(
+                "occasion_closed",
+                f"the occasion {night.occasion} is not open now; games run only during it",
+            )
     except ProtocolError as e:
         runtime.metrics.answered(op if op in COMMAND_OPS else "invalid", e.code)
         done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()

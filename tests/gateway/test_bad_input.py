@@ -248,3 +248,27 @@ async def test_a_token_that_expires_on_an_open_socket_stops_working(night: Night
     assert reply["re"] == "late" and reply["error"]["code"] == "unauthorized"
     assert await client.closed == aiohttp.WSCloseCode.POLICY_VIOLATION
     assert await night.snapshot() == before
+
+
+async def test_commands_outside_the_occasion_are_occasion_closed(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    past = night_doc(org)
+    past["occasion"] = {"id": "last-week", "name": "Last week", "starts_at": "2026-01-01T18:00:00Z"}
+    server = await start_server(redis_server.url, past)
+    try:
+        cashier = await server.connect(token("cashier"))
+        auditor = await server.connect(token("auditor"))
+        before = await server.runtime.store.log_head()
+        reply = await cashier.cmd("buy_chips", player="p-1", amount=100)
+        assert reply["error"]["code"] == "occasion_closed"
+        dealer = await server.connect(dealer_token(TABLE))
+        assert (await dealer.cmd("open_round", table=TABLE))["error"]["code"] == "occasion_closed"
+        assert await server.runtime.store.log_head() == before
+        # Reading stays open: an auditor replays the night after it closed.
+        assert (await auditor.cmd("subscribe", stream="license"))["ok"]
+        [_license, started] = await auditor.wait_events("license", 2)
+        assert started["type"] == "OccasionStarted" and started["version"] == 2
+        assert started["data"]["ends_at"] - started["data"]["starts_at"] == 14 * 3_600_000
+    finally:
+        await server.stop()
