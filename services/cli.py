@@ -175,6 +175,7 @@ async def _replay(args: argparse.Namespace) -> int:
 
 async def _verify(args: argparse.Namespace) -> int:
     """Walk every stream's hash chain and the org log (``casino-night verify``)."""
+    from services.audit import verify_balances
     from services.store.verify import verify_all
 
     async with _offline_store(args) as store:
@@ -187,6 +188,19 @@ async def _verify(args: argparse.Namespace) -> int:
                 broken += 1
                 b = r.breaks[0]
                 print(f"BROKEN  {r.stream}: first break at seq {b.seq}: {b.reason}")
+        balances = await verify_balances(store)
+        if balances.ok:
+            print(f"ok      balances: {balances.players} players, as the events give them")
+        elif not balances.settled:
+            broken += 1
+            print("BROKEN  balances: the log never stood still long enough to compare")
+        else:
+            broken += 1
+            player, folded, guarded = balances.mismatches[0]
+            print(
+                f"BROKEN  balances: {len(balances.mismatches)} players differ; {player}: "
+                f"the events give {folded}, the store guards {guarded}"
+            )
         return 1 if broken else 0
 
 

@@ -32,6 +32,7 @@ async def test_verify_and_replay_attach_to_a_running_servers_redis(serve: ServeF
     assert verified.returncode == 0, verified.stderr
     assert "ok      cage: 1 events" in verified.stdout
     assert "ok      log:" in verified.stdout
+    assert "ok      balances: 1 players" in verified.stdout
     replayed = await server.cli("replay", "--show")
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.lstrip().startswith("{")  # stdout is the JSON report alone
