@@ -88,8 +88,8 @@ def check_game_licensed(table: str, game: str, games: Iterable[str]) -> None:
 class LicenseState:
     version: int = 0
     recorded: LicenseRecorded | None = None
-    occasions: tuple[str, ...] = ()
     windows: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    """Every occasion started, with its window (unix ms; None where not set)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,12 +138,7 @@ def evolve(state: LicenseState, event: Event) -> LicenseState:
         return replace(state, version=version, recorded=event)
     if isinstance(event, OccasionStarted):
         windows = {**state.windows, event.occasion: (event.starts_at, event.ends_at)}
-        return replace(
-            state,
-            version=version,
-            occasions=(*state.occasions, event.occasion),
-            windows=windows,
-        )
+        return replace(state, version=version, windows=windows)
     return replace(state, version=version)
 
 
