@@ -196,6 +196,15 @@ def _collect(bettors: list[Bettor], seconds: float, meter: CpuMeter) -> Phase:
     )
 
 
+def _open_window(bettors: list[Bettor], meter: CpuMeter) -> float:
+    """After the warm-up: count and time from now on; returns the window's start."""
+    _reset(bettors)
+    for b in bettors:
+        b.recording = b.measuring = True
+    meter.begin()
+    return time.perf_counter()
+
+
 async def closed_loop(
     bettors: list[Bettor], warmup: float, seconds: float, meter: CpuMeter
 ) -> Phase:
@@ -205,11 +214,7 @@ async def closed_loop(
         for _ in range(WINDOW):
             b.send_bet()
     await asyncio.sleep(warmup)
-    _reset(bettors)
-    for b in bettors:
-        b.recording = b.measuring = True
-    meter.begin()
-    started = time.perf_counter()
+    started = _open_window(bettors, meter)
     await asyncio.sleep(seconds)
     for b in bettors:
         b.recording = b.measuring = False
@@ -228,11 +233,7 @@ async def open_loop(
     until = asyncio.get_running_loop().time() + warmup + seconds
     senders = [asyncio.create_task(b.open_loop(rate / len(bettors), until)) for b in bettors]
     await asyncio.sleep(warmup)
-    _reset(bettors)
-    for b in bettors:
-        b.recording = b.measuring = True
-    meter.begin()
-    started = time.perf_counter()
+    started = _open_window(bettors, meter)
     await gather_all(*senders)
     elapsed = time.perf_counter() - started
     meter.end()
