@@ -48,3 +48,33 @@ def streams(org: str) -> str:
 def projection(org: str, name: str) -> str:
     """A projection's checkpoint: its state and the last org-log id folded, in one value."""
     return f"{_tag(org)}:projection:{name}"
+
+
+def purchasers(org: str) -> str:
+    """Hash purchaser id -> the raffle purchaser's account, AES-GCM under their own data key
+    (``services.raffles.vault``; never in clear, erased by crypto-shredding)."""
+    return f"{_tag(org)}:purchasers"
+
+
+def purchaser_keys(org: str) -> str:
+    """Hash purchaser id -> the purchaser's data key, wrapped (AES-GCM) by the vault's master
+    key. Deleting a purchaser's entry makes everything sealed for them unreadable."""
+    return f"{_tag(org)}:purchaser-keys"
+
+
+def purchaser_accounts(org: str) -> str:
+    """Hash HMAC(account number) -> purchaser id: one raffle ticket account per account
+    number, 4620.22(b)(7)(iii)(c), without the number in clear."""
+    return f"{_tag(org)}:purchaser-accounts"
+
+
+def self_exclusions(org: str) -> str:
+    """Set of self-exclusion fingerprints, HMAC(normalized legal name, date of birth),
+    4620.22(b)(7)(iv)."""
+    return f"{_tag(org)}:self-exclusions"
+
+
+def self_exclusions_loading(org: str, token: str) -> str:
+    """A self-exclusion list being loaded (expires), swapped into ``self_exclusions(org)``
+    by one RENAME or SUNIONSTORE once complete."""
+    return f"{_tag(org)}:self-exclusions:loading:{token}"
