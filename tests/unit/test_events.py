@@ -31,6 +31,7 @@ from events.tables import (
     TableClosed,
     TableOpened,
 )
+from tests.unit.raffles.samples import RAFFLE_SAMPLES
 
 # --- test-only event types (unique names; registered once, at import) ------------------
 
@@ -129,6 +130,7 @@ HAND_WRITTEN: list[Event] = [
         period_end="2026-12-31",
     ),
     OccasionStarted(occasion="night-1", name="Autumn night"),
+    *RAFFLE_SAMPLES,
 ]
 
 
