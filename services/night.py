@@ -1,4 +1,4 @@
-"""The night file: organization, license, occasion, cage and tables, in TOML.
+"""The night file: organization, license, occasion, cage, tables and raffles, in TOML.
 
 Validated in full at start; a night the license does not allow (4620.2) or a table whose
 options the rules refuse is refused with a message naming the table and the rule.
@@ -18,6 +18,8 @@ from services.games.base import RuleError
 from services.games.registry import GAMES
 from services.license import LicenseError, check_game_licensed, check_license_games
 from services.limits import MAX_CHIP_PURCHASE_CENTS, OCCASION_MAX_HOURS
+from services.raffles.config_input import raffle_options
+from services.raffles.rules import parse_config as parse_raffle_config
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 """Organization, table and occasion ids: lower-case letters, digits, ``-`` and ``_``."""
@@ -36,6 +38,16 @@ class TableSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RaffleSpec:
+    """A raffle the night file declares (``[[raffles]]``): set up at start when new, and
+    checked to be the same raffle when it already runs (a raffle spans many nights)."""
+
+    id: str
+    kind: str
+    options: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Night:
     organization: str
     organization_name: str
@@ -51,18 +63,20 @@ class Night:
     max_transaction: int = MAX_CHIP_PURCHASE_CENTS
     tables: tuple[TableSpec, ...] = ()
     players: tuple[str, ...] = field(default=())
+    raffles: tuple[RaffleSpec, ...] = ()
 
     def table(self, table_id: str) -> TableSpec | None:
         return next((t for t in self.tables if t.id == table_id), None)
 
 
 ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
-    "": frozenset({"organization", "license", "occasion", "cage", "tables", "players"}),
+    "": frozenset({"organization", "license", "occasion", "cage", "tables", "players", "raffles"}),
     "organization": frozenset({"id", "name"}),
     "license": frozenset({"number", "games", "period_start", "period_end"}),
     "occasion": frozenset({"id", "name", "starts_at", "hours"}),
     "cage": frozenset({"max_transaction"}),
     "tables": frozenset({"id", "game", "outcome_mode", "options"}),
+    "raffles": frozenset({"id", "kind", "options"}),
 }
 """Every key a night file may use: a misspelt key is refused, never silently ignored."""
 
@@ -119,6 +133,29 @@ def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
     except RuleError as e:
         raise NightError(f"table {table_id}: {e.message}") from None
     return TableSpec(id=table_id, game=game, outcome_mode=mode, config=config)
+
+
+def _raffle(raw: Any, index: int, games: tuple[str, ...], organization: str) -> RaffleSpec:
+    """A declared raffle: licensed (4620.2), of a known kind, with settings the rules take
+    (a server-dealt Queen of Hearts board is dealt at start, so it is checked here with
+    placeholder commitments)."""
+    where = f"raffles[{index}]"
+    if not isinstance(raw, dict):
+        raise NightError(f"{where} must be a table")
+    _known_keys(raw, "raffles", where)
+    raffle_id = _id(raw, "id", where)
+    kind = _str(raw, "kind", where)
+    try:
+        check_game_licensed(raffle_id, "raffle", games)
+    except LicenseError as e:
+        raise NightError(str(e)) from None
+    try:
+        options = raffle_options(raw.get("options", {}), organization=organization)
+        placeholder = ("0" * 64,) * 54 if options.get("board") == "server" else ()
+        parse_raffle_config(kind, options, placeholder)
+    except RuleError as e:
+        raise NightError(f"raffle {raffle_id}: {e.message}") from None
+    return RaffleSpec(id=raffle_id, kind=kind, options=options)
 
 
 def _occasion_window(occ: Mapping[str, Any]) -> tuple[int | None, int | None]:
@@ -179,6 +216,13 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
     ids = [t.id for t in tables]
     if len(set(ids)) != len(ids):
         raise NightError("table ids must be unique")
+    raffles_raw = doc.get("raffles", [])
+    if not isinstance(raffles_raw, list):
+        raise NightError("raffles must be an array of tables ([[raffles]])")
+    org_name = _str(org, "name", "organization")
+    raffles = tuple(_raffle(r, i, games, org_name) for i, r in enumerate(raffles_raw))
+    if len({r.id for r in raffles}) != len(raffles):
+        raise NightError("raffle ids must be unique")
     players = doc.get("players", [])
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise NightError("players must be a list of player ids")
@@ -196,6 +240,7 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         max_transaction=max_transaction,
         tables=tables,
         players=tuple(players),
+        raffles=raffles,
     )
 
 

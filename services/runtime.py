@@ -13,11 +13,13 @@ import structlog
 
 from events.codec import decode
 from projections.bankroll import Bankrolls
+from projections.raffles import Raffles
 from projections.runner import ProjectionRunner
 from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
 from services.night import Night
+from services.raffles.vault import PurchaserVault, master_key_from_secret
 from services.settings import Settings
 from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import EventStore, RedisClient, close_redis, open_redis
@@ -41,6 +43,8 @@ class Runtime:
     broker: Broker = field(default_factory=Broker)
     supervisor: Supervisor = field(init=False)
     bankrolls: Bankrolls = field(default_factory=Bankrolls)
+    raffles: Raffles = field(default_factory=Raffles)
+    vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
@@ -58,6 +62,9 @@ class Runtime:
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
         self.redis = await open_redis(url)
         self.store = EventStore(self.redis, self.night.organization)
+        self.vault = PurchaserVault(
+            self.redis, self.night.organization, master_key_from_secret(self.secret)
+        )
         self.store.writer.start()
         self.supervisor = Supervisor(
             self.store,
@@ -67,7 +74,9 @@ class Runtime:
             on_batch=self.metrics.observe_batch,
         )
         await self.supervisor.start()
-        self.runner = ProjectionRunner(self.store, [self.bankrolls], on_entries=self._publish_log)
+        self.runner = ProjectionRunner(
+            self.store, [self.bankrolls, self.raffles], on_entries=self._publish_log
+        )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))

@@ -1,11 +1,16 @@
-"""The supervisor: owns every actor task of the organization (license, cage, tables).
+"""The supervisor: owns every actor task of the organization (license, cage, tables,
+raffles).
 
 Shutdown cancels and awaits them. Commands reach an actor only through :meth:`submit`.
+Raffles outlive a night: besides the raffles the night file declares, every raffle stream
+in the store (one a member in charge set up with ``setup_raffle`` on an earlier night) gets
+its actor at start; a new one gets its actor when it is set up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +23,9 @@ from services.broker import Broker
 from services.cage.actor import CageRules
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.night import Night
+from services.raffles import board
+from services.raffles.actor import STREAM_PREFIX, RaffleRules, raffle_stream
+from services.raffles.state import SetupRaffle
 from services.store.redis_store import EventStore
 from services.tables.actor import TableRules
 from services.tables.rules import OpenTable
@@ -50,9 +58,13 @@ class Supervisor:
         self.night = night
         self.actors: dict[str, Actor[Any, Any]] = {}
         self.tasks: list[asyncio.Task[None]] = []
+        self.raffle_rng = secrets.SystemRandom()
+        self.raffles: set[str] = set()
+        """Every raffle with an actor: declared tonight, found in the store, or set up."""
+        self.started = False
 
-        def make(stream: str, rules: Any) -> None:
-            self.actors[stream] = Actor(
+        def make(stream: str, rules: Any) -> Actor[Any, Any]:
+            actor: Actor[Any, Any] = Actor(
                 store,
                 stream,
                 rules,
@@ -60,17 +72,38 @@ class Supervisor:
                 mailbox_size=mailbox_size,
                 on_batch=on_batch,
             )
+            self.actors[stream] = actor
+            if stream.startswith(STREAM_PREFIX):
+                self.raffles.add(stream.removeprefix(STREAM_PREFIX))
+            return actor
 
+        self._make = make
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
         for spec in night.tables:
             make(table_stream(spec.id), TableRules())
+        for raffle in night.raffles:
+            make(raffle_stream(raffle.id), RaffleRules(self.raffle_rng))
+
+    def ensure_raffle(self, raffle_id: str) -> None:
+        """Give a raffle being set up by command its actor (it folds its stream first)."""
+        stream = raffle_stream(raffle_id)
+        if stream in self.actors:
+            return
+        actor = self._make(stream, RaffleRules(self.raffle_rng))
+        if self.started:
+            self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{stream}"))
 
     async def start(self) -> None:
-        """Fold every stream, start the actors, record the license and open the tables."""
+        """Fold every stream, start the actors, record the license, open the tables and set
+        up the night file's raffles."""
+        for stream in await self.store.stream_names():
+            if stream.startswith(STREAM_PREFIX) and stream not in self.actors:
+                self._make(stream, RaffleRules(self.raffle_rng))
         for actor in self.actors.values():
             await actor.load()
             self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{actor.stream}"))
+        self.started = True
         night = self.night
         license_event = LicenseRecorded(
             organization=night.organization,
@@ -93,6 +126,16 @@ class Supervisor:
             await self._system(
                 table_stream(spec.id),
                 OpenTable(game=spec.game, config=spec.config, outcome_mode=spec.outcome_mode),  # type: ignore[arg-type]
+            )
+        for raffle in night.raffles:
+            commitments: tuple[str, ...] = ()
+            if raffle.options.get("board") == "server":
+                commitments = await board.ensure_board(
+                    self.store.redis, self.store.org, raffle.id, self.raffle_rng
+                )
+            await self._system(
+                raffle_stream(raffle.id),
+                SetupRaffle(kind=raffle.kind, config=raffle.options, board_commitments=commitments),
             )
 
     async def _system(self, stream: str, command: Any) -> None:
@@ -128,6 +171,10 @@ class Supervisor:
     async def submit(self, stream: str, submission: Submission[Any]) -> Reply:
         """Queue a command for its stream's actor and await its one reply."""
         return await self.submit_nowait(stream, submission)
+
+    def raffle_state(self, raffle_id: str) -> Any:
+        actor = self.actors.get(raffle_stream(raffle_id))
+        return None if actor is None else actor.state
 
     def table_state(self, table_id: str) -> Any:
         actor = self.actors.get(table_stream(table_id))

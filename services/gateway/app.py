@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import dataclasses
 import json
 import time
 from collections import OrderedDict
@@ -18,10 +20,13 @@ from events.codec import decode, to_json
 from events.envelope import Envelope
 from services.actor import Reply, Submission, error_reply
 from services.broker import LOG
-from services.gateway.auth import AuthError, Principal, may_read, verify
+from services.games.base import RuleError
+from services.gateway.auth import AuthError, Principal, authorize, may_read, verify
 from services.gateway.protocol import (
     COMMAND_OPS,
+    PURCHASER_OPS,
     STREAM_OPS,
+    ParsedCommand,
     ProtocolError,
     parse_command,
     parse_json,
@@ -31,6 +36,10 @@ from services.gateway.protocol import (
     field as req_field,
 )
 from services.license import occasion_open
+from services.raffles import board
+from services.raffles.purchasers import parse_account, parse_exclusion_csv
+from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaffle
+from services.raffles.vault import VaultError
 from services.runtime import Runtime
 from services.tables.rules import DrawOutcome, TableState, table_game
 
@@ -249,16 +258,44 @@ def _forbidden(message: str) -> web.Response:
     return web.json_response(body, status=403)
 
 
+def _resolved(reply: Reply) -> asyncio.Future[Reply]:
+    done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+    done.set_result(reply)
+    return done
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+"""Raffle commands being prepared (vault and board look-ups) before they reach an actor."""
+
+
+def _in_background(coro: Any) -> None:
+    task = asyncio.get_running_loop().create_task(coro)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
 def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asyncio.Future[Reply]:
     """Check one command for ``who`` and queue it for its actor; the future is its one
     reply (without ``re``), counted in the metrics and, when refused, logged."""
     started = time.perf_counter()
     op = msg.get("op")
+    if op in PURCHASER_OPS:
+        return _purchaser_command(runtime, who, msg, started)
+    now_ms = time.time_ns() // 1_000_000
     try:
-        parsed = parse_command(msg, who, runtime.table_ids)
+        parsed = parse_command(
+            msg,
+            who,
+            runtime.table_ids,
+            runtime.supervisor.raffles,
+            now_ms=now_ms,
+            organization=runtime.night.organization_name,
+        )
         night = runtime.night
-        if not occasion_open(
-            night.occasion_starts_at, night.occasion_ends_at, time.time_ns() // 1_000_000
+        # Raffles run through the license period, at the door and online (4620.22(b)(5),
+        # (b)(7)): the night's occasion window bounds tables and the cage only.
+        if parsed.raffle is None and not occasion_open(
+            night.occasion_starts_at, night.occasion_ends_at, now_ms
         ):
             raise ProtocolError(
                 "occasion_closed",
@@ -266,9 +303,7 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
             )
     except ProtocolError as e:
         runtime.metrics.answered(op if op in COMMAND_OPS else "invalid", e.code)
-        done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        done.set_result(error_reply(e.code, e.message))
-        return done
+        return _resolved(error_reply(e.code, e.message))
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, DrawOutcome) and isinstance(state, TableState) and state.opened:
@@ -276,16 +311,13 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
         # rejects rather than reducing modulo).
         count = len(table_game(state).outcomes(state.config))
         command = DrawOutcome(index=runtime.rng.randrange(count))
-    future = runtime.supervisor.submit_nowait(
-        parsed.stream,
-        Submission(
-            key=parsed.key,
-            fingerprint=parsed.fingerprint,
-            command_id=parsed.id,
-            actor=f"{who.role}:{who.sub}",
-            command=command,
-        ),
-    )
+    if parsed.raffle is not None:
+        if isinstance(command, SetupRaffle):
+            runtime.supervisor.ensure_raffle(parsed.raffle)
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        _in_background(_prepare_raffle(runtime, who, parsed, future))
+    else:
+        future = _submit(runtime, who, parsed, command)
 
     def answered(f: asyncio.Future[Reply]) -> None:
         reply = f.result()
@@ -298,12 +330,138 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
                 command_id=parsed.id,
                 op=parsed.op,
                 table=parsed.table,
+                raffle=parsed.raffle,
                 round=state.round if isinstance(state, TableState) else None,
                 sub=who.sub,
             )
 
     future.add_done_callback(answered)
     return future
+
+
+def _submit(
+    runtime: Runtime, who: Principal, parsed: ParsedCommand, command: Any
+) -> asyncio.Future[Reply]:
+    return runtime.supervisor.submit_nowait(
+        parsed.stream,
+        Submission(
+            key=parsed.key,
+            fingerprint=parsed.fingerprint,
+            command_id=parsed.id,
+            actor=f"{who.role}:{who.sub}",
+            command=command,
+        ),
+    )
+
+
+async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
+    """The raffle command with what only the server may look up: a server-dealt Queen of
+    Hearts board (its commitments at setup, a position's card and salt at a reveal) and an
+    online purchaser's account, self-exclusion and sealed location (4620.22(b)(7)).
+
+    The account is personal data: it goes into the command in memory, for the pure rules
+    to check, and nowhere else."""
+    command = parsed.command
+    raffle = parsed.raffle
+    assert raffle is not None
+    redis, org = runtime.store.redis, runtime.store.org
+    if isinstance(command, SetupRaffle):
+        if command.kind == "queen_of_hearts" and command.config.get("board") == "server":
+            commitments = await board.ensure_board(redis, org, raffle, runtime.rng)
+            command = dataclasses.replace(command, board_commitments=commitments)
+    elif isinstance(command, RevealCard):
+        state = runtime.supervisor.raffle_state(raffle)
+        if isinstance(state, RaffleState) and state.config.get("board", {}).get("mode") == "server":
+            found = await board.position(redis, org, raffle, command.position)
+            if found is not None:
+                command = dataclasses.replace(command, card=found[0], salt=found[1])
+    elif isinstance(command, SellTicket) and command.online is not None:
+        vault = runtime.vault
+        purchaser = command.online.purchaser
+        account = await vault.get(purchaser)
+        sealed = ""
+        excluded = False
+        if account is not None:
+            excluded = await vault.is_account_excluded(account)
+            blob = await vault.seal(purchaser, dict(parsed.location or {}))
+            sealed = base64.b64encode(blob).decode()
+        online = dataclasses.replace(
+            command.online, account=account, excluded=excluded, location_sealed=sealed
+        )
+        command = dataclasses.replace(command, online=online)
+    return command
+
+
+async def _prepare_raffle(
+    runtime: Runtime, who: Principal, parsed: ParsedCommand, future: asyncio.Future[Reply]
+) -> None:
+    try:
+        command = await _raffle_command(runtime, parsed)
+        reply = await _submit(runtime, who, parsed, command)
+    except RuleError as e:
+        reply = error_reply(e.code, e.message)
+    except (VaultError, OSError, ConnectionError) as e:
+        log.warning("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
+        reply = error_reply("unavailable", "the store is unreachable; retry the same command id")
+    except Exception:
+        log.exception("raffle_prepare_failed", op=parsed.op)
+        reply = error_reply("internal", "internal error; retry the same command id")
+    if not future.done():
+        future.set_result(reply)
+
+
+def _purchaser_command(
+    runtime: Runtime, who: Principal, msg: dict[str, Any], started: float
+) -> asyncio.Future[Reply]:
+    """``register_purchaser``, ``erase_purchaser``, ``load_self_exclusions``: the vault's
+    ops (4620.22(b)(7)). They write no event and are not recorded for idempotency (their
+    messages carry personal data, which the command results never keep)."""
+    op = str(msg.get("op"))
+    future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+
+    async def run() -> None:
+        try:
+            text_field(msg, "id")
+            denied = authorize(who, op, None, None)
+            if denied:
+                raise ProtocolError("forbidden", denied)
+            reply: Reply = {"ok": True, "result": await _vault_op(runtime, op, msg)}
+        except (ProtocolError, RuleError) as e:
+            reply = error_reply(e.code, e.message)
+        except (VaultError, OSError, ConnectionError) as e:
+            log.warning("vault_op_failed", op=op, error=type(e).__name__)
+            reply = error_reply("unavailable", "the vault is unreachable; retry")
+        except Exception:
+            log.exception("vault_op_failed", op=op)
+            reply = error_reply("internal", "internal error")
+        code = "ok" if reply["ok"] else reply["error"]["code"]
+        runtime.metrics.answered(op, code, time.perf_counter() - started)
+        if not reply["ok"]:
+            log.info("command_refused", code=code, op=op, sub=who.sub)  # never the message
+        future.set_result(reply)
+
+    _in_background(run())
+    return future
+
+
+async def _vault_op(runtime: Runtime, op: str, msg: dict[str, Any]) -> dict[str, Any]:
+    vault = runtime.vault
+    if op == "register_purchaser":
+        account = parse_account(req_field(msg, "account", dict))
+        return {"purchaser": await vault.register(account)}
+    if op == "erase_purchaser":
+        return {"erased": await vault.erase(text_field(msg, "purchaser"))}
+    replace = msg.get("replace", False)
+    if not isinstance(replace, bool):
+        raise ProtocolError("bad_request", "field 'replace' must be true or false")
+    if "csv" in msg:
+        entries = parse_exclusion_csv(req_field(msg, "csv", str))
+    else:
+        raw = req_field(msg, "entries", list)
+        if not all(isinstance(e, dict) for e in raw):
+            raise ProtocolError("bad_request", "entries are {legal_name, date_of_birth}")
+        entries = [(str(e.get("legal_name", "")), str(e.get("date_of_birth", ""))) for e in raw]
+    return {"entries": await vault.load_exclusions(entries, replace=replace)}
 
 
 async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
@@ -339,9 +497,14 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
     sub = Subscription(stream=stream, client=client, position=position)
     runtime.broker.add(stream, sub.deliver)
     client.subs[stream] = sub
+    result: dict[str, Any] = {}
     if stream != LOG:
         head = runtime.supervisor.actors[stream].head.version
-    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": {"head": head}}))
+        if stream.startswith("raffle:"):
+            # The raffle as the projection has it (it may trail ``head`` by moments).
+            result["view"] = runtime.raffles.view(stream.removeprefix("raffle:"))
+    result["head"] = head
+    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": result}))
     try:
         if stream == LOG:
             after = since
@@ -606,6 +769,18 @@ async def get_table_bankroll(request: web.Request, who: Principal) -> web.Respon
     return web.json_response({"table": table, **totals})
 
 
+async def get_raffles(request: web.Request, who: Principal) -> web.Response:
+    """Every raffle as the raffle projection has it (any role: no personal data)."""
+    return web.json_response({"raffles": request.app[RUNTIME].raffles.views()})
+
+
+async def get_raffle(request: web.Request, who: Principal) -> web.Response:
+    view = request.app[RUNTIME].raffles.view(request.match_info["id"])
+    if view is None:
+        return web.json_response(error_reply("unknown_raffle", "no such raffle"), status=404)
+    return web.json_response(view)
+
+
 async def get_stream_events(request: web.Request, who: Principal) -> web.Response:
     runtime = request.app[RUNTIME]
     stream = request.match_info["stream"]
@@ -681,6 +856,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/bankrolls", _authenticated(get_bankrolls))
     app.router.add_get("/api/bankrolls/players/{id}", _authenticated(get_player_bankroll))
     app.router.add_get("/api/bankrolls/tables/{id}", _authenticated(get_table_bankroll))
+    app.router.add_get("/api/raffles", _authenticated(get_raffles))
+    app.router.add_get("/api/raffles/{id}", _authenticated(get_raffle))
     app.router.add_get("/api/streams/{stream}/events", _authenticated(get_stream_events))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

@@ -125,11 +125,32 @@ TABLE_OPS = frozenset(
     {"open_round", "no_more_bets", "record_outcome", "draw_outcome", "close_table"}
 )
 CAGE_OPS = frozenset({"buy_chips", "cash_out"})
+RAFFLE_SELLER_OPS = frozenset({"sell_ticket", "register_purchaser"})
+"""Sellers sell raffle tickets (at the door, or online for a registered purchaser)."""
+RAFFLE_MIC_OPS = frozenset(
+    {
+        "setup_raffle",
+        "record_drawing_method",
+        "close_sales",
+        "hold_drawing",
+        "reveal_card",
+        "try_key",
+        "erase_purchaser",
+        "load_self_exclusions",
+    }
+)
+"""The member in charge sets raffles up, draws, reveals cards, tries keys and keeps the
+purchaser data (erasure, the self-exclusion list); a member in charge may register a
+purchaser too."""
+RAFFLE_READERS = frozenset({"auditor", "ops", "member_in_charge", "seller", "player"})
+"""Who may read a raffle's stream: its board, drawings and prizes are public to players;
+its events carry no personal data."""
 
 
 def may_read(p: Principal, stream: str) -> bool:
     """Auditors and ops read everything; dealers their tables; cashiers the cage; players
-    any table (the layout is public at the table) but not the cage or the log."""
+    any table (the layout is public at the table) but not the cage or the log; raffles
+    are read by :data:`RAFFLE_READERS`."""
     if p.role in READ_ALL:
         return True
     if stream.startswith("table:"):
@@ -139,6 +160,8 @@ def may_read(p: Principal, stream: str) -> bool:
         return p.role == "player"
     if stream == "cage":
         return p.role == "cashier"
+    if stream.startswith("raffle:"):
+        return p.role in RAFFLE_READERS
     return False
 
 
@@ -160,4 +183,12 @@ def authorize(p: Principal, op: str, table: str | None, player: str | None) -> s
         return f"{op} is for players and the table's dealer"
     if op in CAGE_OPS:
         return None if p.role == "cashier" else f"{op} is for cashiers"
+    if op == "register_purchaser":
+        if p.role in ("seller", "member_in_charge"):
+            return None
+        return f"{op} is for sellers and the member in charge"
+    if op in RAFFLE_SELLER_OPS:
+        return None if p.role == "seller" else f"{op} is for sellers"
+    if op in RAFFLE_MIC_OPS:
+        return None if p.role == "member_in_charge" else f"{op} is for the member in charge"
     return f"{op} is not allowed for {p.role}"

@@ -16,8 +16,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.cage.rules import BuyChips, CashOut
+from services.games.base import RuleError
 from services.gateway.auth import Principal, authorize
 from services.limits import MAX_SAFE_AMOUNT_CENTS
+from services.night import ID_PATTERN
+from services.raffles.actor import raffle_stream
+from services.raffles.config_input import raffle_options
+from services.raffles.state import (
+    CloseSales,
+    HoldDrawing,
+    OnlinePurchase,
+    RecordDrawingMethod,
+    RevealCard,
+    SellTicket,
+    SetupRaffle,
+    TryKey,
+)
 from services.supervisor import CAGE, table_stream
 from services.tables.rules import (
     CallNoMoreBets,
@@ -43,7 +57,23 @@ COMMAND_OPS = frozenset(
         "cash_out",
     }
 )
+RAFFLE_OPS = frozenset(
+    {
+        "setup_raffle",
+        "record_drawing_method",
+        "sell_ticket",
+        "close_sales",
+        "hold_drawing",
+        "reveal_card",
+        "try_key",
+    }
+)
+PURCHASER_OPS = frozenset({"register_purchaser", "erase_purchaser", "load_self_exclusions"})
+"""Ops on the purchaser vault (no stream, no event: personal data never enters the log)."""
+COMMAND_OPS = COMMAND_OPS | RAFFLE_OPS
 STREAM_OPS = frozenset({"subscribe", "unsubscribe"})
+MAX_LOCATION_BYTES = 2048
+"""Largest reported location (JSON) an online sale may carry."""
 
 
 class ProtocolError(Exception):
@@ -68,6 +98,10 @@ class ParsedCommand:
     key: str
     fingerprint: str
     table: str | None
+    raffle: str | None = None
+    location: Mapping[str, Any] | None = None
+    """An online sale's reported location, to be sealed under the purchaser's key by the
+    gateway (personal data: never logged, never in an event in clear)."""
 
 
 def parse_json(text: str | bytes) -> dict[str, Any]:
@@ -119,21 +153,35 @@ def amount_field(msg: Mapping[str, Any]) -> int:
 
 
 def fingerprint(msg: Mapping[str, Any]) -> str:
-    """What a command asks, without its id: a retry must ask the same."""
+    """What a command asks, without its id: a retry must ask the same.
+
+    An online sale's reported location is personal data: only its ``state`` is part of
+    the fingerprint (a retry may report a slightly different position)."""
     body = {k: v for k, v in msg.items() if k != "id"}
+    location = body.get("location")
+    if isinstance(location, Mapping):
+        body["location"] = {"state": location.get("state")}
     return hashlib.sha256(
         json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
 
 
 def parse_command(
-    msg: Mapping[str, Any], who: Principal, tables: frozenset[str] | set[str]
+    msg: Mapping[str, Any],
+    who: Principal,
+    tables: frozenset[str] | set[str],
+    raffles: frozenset[str] | set[str] = frozenset(),
+    *,
+    now_ms: int = 0,
+    organization: str = "",
 ) -> ParsedCommand:
     """Turn a request object into a command for its actor, or raise ProtocolError."""
     op = field(msg, "op", str)
     if op not in COMMAND_OPS:
         raise ProtocolError("bad_request", f"unknown op {op!r}")
     command_id = text_field(msg, "id")
+    if op in RAFFLE_OPS:
+        return _parse_raffle(op, command_id, msg, who, raffles, now_ms, organization)
     table: str | None = None
     player: str | None = None
     command: Any
@@ -182,4 +230,116 @@ def parse_command(
         key=f"{who.role}:{who.sub}/{command_id}",
         fingerprint=fingerprint(msg),
         table=table,
+    )
+
+
+def int_field(msg: Mapping[str, Any], name: str, low: int, high: int) -> int:
+    value = field(msg, name, (int, float))
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ProtocolError("bad_request", f"{name} must be a whole number")
+        value = int(value)
+    if not low <= value <= high:
+        raise ProtocolError("bad_request", f"{name} must be from {low} to {high}")
+    return int(value)
+
+
+def _int_list(msg: Mapping[str, Any], name: str) -> tuple[int, ...]:
+    raw = msg.get(name, [])
+    if not isinstance(raw, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 2**31 for v in raw
+    ):
+        raise ProtocolError("bad_request", f"{name} must be a list of positive whole numbers")
+    return tuple(raw)
+
+
+def _parse_raffle(
+    op: str,
+    command_id: str,
+    msg: Mapping[str, Any],
+    who: Principal,
+    raffles: frozenset[str] | set[str],
+    now_ms: int,
+    organization: str,
+) -> ParsedCommand:
+    """A raffle op (PROTOCOL.md "Raffles"): its stream is ``raffle:<raffle>``."""
+    raffle = text_field(msg, "raffle")
+    if op == "setup_raffle":
+        if not ID_PATTERN.match(raffle):
+            raise ProtocolError("bad_request", f"raffle ids must match {ID_PATTERN.pattern}")
+    elif raffle not in raffles:
+        raise ProtocolError("unknown_raffle", f"no raffle {raffle!r}")
+    denied = authorize(who, op, None, None)
+    if denied:
+        raise ProtocolError("forbidden", denied)
+    location: Mapping[str, Any] | None = None
+    command: Any
+    match op:
+        case "setup_raffle":
+            config = field(msg, "config", dict)
+            try:
+                options = raffle_options(config, organization=organization)
+            except RuleError as e:
+                raise ProtocolError(e.code, e.message) from None
+            command = SetupRaffle(kind=text_field(msg, "kind"), config=options)
+        case "record_drawing_method":
+            command = RecordDrawingMethod(
+                method=text_field(msg, "method"), description=field(msg, "description", str)
+            )
+        case "sell_ticket":
+            count = int_field(msg, "count", 1, 1000) if "count" in msg else 1
+            serial = int_field(msg, "serial", 1, 2**31) if "serial" in msg else None
+            channel = msg.get("channel", "door")
+            online: OnlinePurchase | None = None
+            if channel == "online":
+                location = field(msg, "location", dict)
+                if len(json.dumps(location)) > MAX_LOCATION_BYTES:
+                    raise ProtocolError("bad_request", "location is too large")
+                state = location.get("state")
+                online = OnlinePurchase(
+                    purchaser=text_field(msg, "purchaser"),
+                    account=None,
+                    excluded=False,
+                    location_state=state if isinstance(state, str) else None,
+                    location_sealed="",
+                )
+            elif channel != "door":
+                raise ProtocolError("bad_request", "channel must be 'door' or 'online'")
+            command = SellTicket(
+                count=count,
+                amount=amount_field(msg),
+                now_ms=now_ms,
+                serial=serial,
+                occasion=msg.get("occasion") if isinstance(msg.get("occasion"), str) else None,
+                online=online,
+            )
+        case "close_sales":
+            command = CloseSales(now_ms=now_ms)
+        case "hold_drawing":
+            command = HoldDrawing(
+                now_ms=now_ms, serials=_int_list(msg, "serials"), keys=_int_list(msg, "keys")
+            )
+        case "reveal_card":
+            card = msg.get("card")
+            if card is not None and not isinstance(card, str):
+                raise ProtocolError("bad_request", "field 'card' must be str")
+            command = RevealCard(
+                now_ms=now_ms, position=int_field(msg, "position", 1, 54), card=card
+            )
+        case _:
+            command = TryKey(
+                now_ms=now_ms,
+                key=int_field(msg, "key", 1, 2**31),
+                opened=field(msg, "opened", bool),
+            )
+    return ParsedCommand(
+        op=op,
+        id=command_id,
+        stream=raffle_stream(raffle),
+        command=command,
+        key=f"{who.role}:{who.sub}/{command_id}",
+        fingerprint=fingerprint(msg),
+        table=None,
+        raffle=raffle,
+        location=location,
     )

@@ -78,3 +78,10 @@ def self_exclusions_loading(org: str, token: str) -> str:
     """A self-exclusion list being loaded (expires), swapped into ``self_exclusions(org)``
     by one RENAME or SUNIONSTORE once complete."""
     return f"{_tag(org)}:self-exclusions:loading:{token}"
+
+
+def raffle_board(org: str, raffle: str) -> str:
+    """A server-dealt Queen of Hearts board's secret (cards and salts by position, JSON),
+    written once (SET NX) before the raffle opens with its commitments; read to reveal a
+    position (``services.raffles.board``). Never sent to a client before its reveal."""
+    return f"{_tag(org)}:raffle-board:{raffle}"

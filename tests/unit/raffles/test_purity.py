@@ -15,6 +15,7 @@ PURE = [
         ROOT / "services" / "raffles" / f"{name}.py"
         for name in ("tickets", "state", "standard", "queen_of_hearts", "treasure_chest", "rules")
     ),
+    ROOT / "projections" / "raffles.py",
 ]
 
 

@@ -1,0 +1,294 @@
+"""Raffles over real websockets and HTTP: setup, sales at the door and online, drawings,
+reveals, keys, the purchaser vault, bad input and roles (docs/PROTOCOL.md "Raffles")."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from services.store.embedded import EmbeddedRedis
+from services.store.verify import verify_all
+from tests.conftest import night_doc
+from tests.support import LiveServer, WsClient, dealer_token, start_server, token
+
+DAY = 86_400_000
+QOH = "qoh-1"
+
+
+def raffle_night(org: str) -> dict[str, Any]:
+    now = int(time.time() * 1000)
+    return night_doc(
+        org,
+        license={
+            "number": "GC-TEST-1",
+            "games": ["roulette", "raffle"],
+            "period_start": "2026-11-01",
+            "period_end": "2026-12-31",
+        },
+        raffles=[
+            {
+                "id": QOH,
+                "kind": "queen_of_hearts",
+                "options": {
+                    "name": "Queen of Hearts",
+                    "location": "Parish hall",
+                    "price": 200,
+                    "first_drawing_at": now + DAY,
+                    "board": "physical",
+                },
+            }
+        ],
+    )
+
+
+@pytest.fixture
+async def server(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[LiveServer]:
+    live = await start_server(redis_server.url, raffle_night(org))
+    yield live
+    await live.stop()
+
+
+def ok(reply: dict[str, Any]) -> dict[str, Any]:
+    assert reply["ok"], reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def code(reply: dict[str, Any]) -> str:
+    assert not reply["ok"], reply
+    value: str = reply["error"]["code"]
+    return value
+
+
+async def caught_up(server: LiveServer) -> None:
+    for _ in range(300):
+        if await server.runtime.runner.caught_up():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("projections did not catch up")
+
+
+async def clients(server: LiveServer) -> tuple[WsClient, WsClient]:
+    return await server.connect(token("seller")), await server.connect(token("member_in_charge"))
+
+
+async def test_a_queen_of_hearts_week_over_websockets(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    auditor = await server.connect(token("auditor"))
+    sub = ok(await auditor.cmd("subscribe", stream=f"raffle:{QOH}"))
+    assert sub["head"] == 1 and sub["view"]["kind"] == "queen_of_hearts"
+    sold = ok(await seller.cmd("sell_ticket", raffle=QOH, count=3, amount=600, occasion="night-1"))
+    assert sold["serials"] == [1, 2, 3] and sold["round"] == 1
+    ok(await seller.cmd("sell_ticket", raffle=QOH, amount=200))
+    ok(await mic.cmd("record_drawing_method", raffle=QOH, method="rng", description="CSPRNG"))
+    drawn = ok(await mic.cmd("hold_drawing", raffle=QOH))
+    (winner,) = drawn["winners"]
+    assert winner["serial"] in (1, 2, 3, 4) and winner["key"] is None
+    revealed = ok(await mic.cmd("reveal_card", raffle=QOH, position=17, card="AS"))
+    assert revealed["card"] == "AS" and not revealed["queen_of_hearts"]
+    assert revealed["prizes"] == [
+        {"serial": winner["serial"], "prize": "consolation", "amount": 2000}
+    ]
+    events = await auditor.wait_events(f"raffle:{QOH}", 8)
+    assert [e["type"] for e in events] == [
+        "RaffleOpened",
+        "TicketSold",
+        "TicketSold",
+        "DrawingMethodRecorded",
+        "DrawingHeld",
+        "CardRevealed",
+        "PrizeAwarded",
+        "ProfitKept",
+    ]
+    assert events[1]["correlation"] == f"{QOH}#1"
+    await caught_up(server)
+    status, view = await server.get(f"/api/raffles/{QOH}", token("player", "p-1", player="p-1"))
+    assert status == 200
+    assert view["sales"] == 800 and view["pool"] == 800 and view["tickets"] == 4
+    assert view["rounds"] == {"1": {"tickets": 4, "sales": 800}}
+    assert view["occasions"] == {"night-1": {"tickets": 3, "sales": 600}}
+    assert view["board"]["revealed"] == {"17": "AS"} and view["round"] == 2
+    assert view["prizes_paid"] == 2000 and view["profit_kept"] == -2000 and view["open"] == 800
+    status, listing = await server.get("/api/raffles", token("auditor"))
+    assert status == 200 and [r["raffle"] for r in listing["raffles"]] == [QOH]
+    assert (await server.get("/api/raffles/nope", token("auditor")))[0] == 404
+
+
+async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
+    server: LiveServer,
+) -> None:
+    seller, mic = await clients(server)
+    config = {
+        "name": "Committed board",
+        "location": "Online",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+        "board": "server",
+    }
+    ok(await mic.cmd("setup_raffle", raffle="qoh-2", kind="queen_of_hearts", config=config))
+    # The same setup again (a retry, a second tablet) is the same raffle.
+    ok(await mic.cmd("setup_raffle", raffle="qoh-2", kind="queen_of_hearts", config=config))
+    ok(await seller.cmd("sell_ticket", raffle="qoh-2", amount=100))
+    ok(await mic.cmd("record_drawing_method", raffle="qoh-2", method="hand", description="drum"))
+    ok(await mic.cmd("hold_drawing", raffle="qoh-2", serials=[1]))
+    revealed = ok(await mic.cmd("reveal_card", raffle="qoh-2", position=5))
+    status, body = await server.get("/api/streams/raffle:qoh-2/events", token("auditor"))
+    assert status == 200
+    opened = body["events"][0]["data"]
+    card = next(e["data"] for e in body["events"] if e["type"] == "CardRevealed")
+    assert card["card"] == revealed["card"] and card["position"] == 5
+    commitment = hashlib.sha256(f"{card['salt']}:5:{card['card']}".encode()).hexdigest()
+    assert opened["config"]["board"]["commitments"][4] == commitment
+    root = hashlib.sha256("".join(opened["config"]["board"]["commitments"]).encode()).hexdigest()
+    assert opened["config"]["board"]["root"] == root
+
+
+async def test_a_treasure_chest_occasion_and_a_carry_over(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    config = {
+        "name": "Treasure Chest",
+        "location": "Bingo hall",
+        "price": 500,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+        "keys": 10,
+        "profit_bp": 2000,
+    }
+    ok(await mic.cmd("setup_raffle", raffle="tc-1", kind="treasure_chest", config=config))
+    for _ in range(6):
+        ok(await seller.cmd("sell_ticket", raffle="tc-1", amount=500))
+    ok(await mic.cmd("record_drawing_method", raffle="tc-1", method="rng", description="CSPRNG"))
+    drawn = ok(await mic.cmd("hold_drawing", raffle="tc-1"))
+    keys = [w["key"] for w in drawn["winners"]]
+    assert len(keys) == 5 and len(set(keys)) == 5
+    # 3000: 600 profit, 2400 left, 240 primary (five of 48), 2160 into the chest.
+    assert [p["amount"] for p in drawn["prizes"]] == [48] * 5
+    assert code(await mic.cmd("try_key", raffle="tc-1", key=99, opened=False)) == "key_not_in_play"
+    for key in keys:
+        result = ok(await mic.cmd("try_key", raffle="tc-1", key=key, opened=False))
+    assert result["chest"] == 2160 and result["round"] == 2
+    await caught_up(server)
+    view = (await server.get("/api/raffles/tc-1", token("auditor")))[1]
+    assert view["pool"] == 2160 and len(view["keys_in_play"]) == 5
+    assert view["carry_overs"][0]["chest"] == 2160 and view["profit_kept"] == 600
+
+
+async def test_online_sales_and_the_purchaser_vault(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    account = {
+        "legal_name": "Jane Q. Public",
+        "date_of_birth": "1990-04-01",
+        "account_number": "ACC-1",
+        "address": "1 Elm St, Albany NY",
+        "email": "jane@example.org",
+        "phone": "518-555-0100",
+    }
+    pid = ok(await seller.cmd("register_purchaser", account=account))["purchaser"]
+    where = {"state": "NY", "lat": 42.65, "lon": -73.75, "accuracy_m": 30}
+    sale = {"raffle": QOH, "amount": 200, "channel": "online", "purchaser": pid}
+    sold = ok(await seller.cmd("sell_ticket", **sale, location=where))
+    events = (await server.get(f"/api/streams/raffle:{QOH}/events", token("auditor")))[1]["events"]
+    data = events[-1]["data"]
+    assert data["purchaser"] == pid and data["location_state"] == "NY"
+    assert data["serials"] == sold["serials"]
+    text = repr(events)
+    assert "Jane" not in text and "Elm" not in text and "42.65" not in text
+    sealed = base64.b64decode(data["location_sealed"])
+    assert await server.runtime.vault.open(pid, sealed) == where
+    head = server.runtime.supervisor.actors[f"raffle:{QOH}"].head.version
+    away = {"state": "NJ", "lat": 40.7, "lon": -74.0}
+    assert code(await seller.cmd("sell_ticket", **sale, location=away)) == "out_of_state"
+    young = {**account, "account_number": "ACC-2", "date_of_birth": "2015-01-01"}
+    kid = ok(await seller.cmd("register_purchaser", account=young))["purchaser"]
+    kid_sale = {**sale, "purchaser": kid}
+    assert code(await seller.cmd("sell_ticket", **kid_sale, location=where)) == "underage"
+    assert code(await seller.cmd("register_purchaser", account=account)) == "duplicate_account"
+    entries = [{"legal_name": "jane q.  public", "date_of_birth": "1990-04-01"}]
+    assert ok(await mic.cmd("load_self_exclusions", entries=entries))["entries"] == 1
+    assert code(await seller.cmd("sell_ticket", **sale, location=where)) == "self_excluded"
+    assert server.runtime.supervisor.actors[f"raffle:{QOH}"].head.version == head
+    # Erasure: the account and the sealed location are gone; the events and chain stay.
+    assert ok(await mic.cmd("erase_purchaser", purchaser=pid))["erased"] is True
+    assert await server.runtime.vault.open(pid, sealed) is None
+    assert code(await seller.cmd("sell_ticket", **sale, location=where)) == "unknown_purchaser"
+    reports = await verify_all(server.runtime.store)
+    assert all(r.ok for r in reports)
+
+
+async def test_bad_input_has_stable_codes_and_changes_nothing(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    stream = server.runtime.supervisor.actors[f"raffle:{QOH}"]
+    ok(await seller.cmd("sell_ticket", raffle=QOH, amount=200, serial=5))
+    head = stream.head.version
+    cases = [
+        (seller, "sell_ticket", {"amount": 200, "serial": 5}, "serial_taken"),
+        (seller, "sell_ticket", {"amount": 150}, "wrong_price"),
+        (mic, "hold_drawing", {}, "method_not_recorded"),
+        (mic, "reveal_card", {"position": 3, "card": "AS"}, "no_search_pending"),
+        (mic, "try_key", {"key": 1, "opened": True}, "wrong_raffle"),
+        (seller, "sell_ticket", {"amount": "200"}, "bad_request"),
+        (seller, "hold_drawing", {}, "forbidden"),
+        (mic, "sell_ticket", {"amount": 200}, "forbidden"),
+    ]
+    for client, op, fields, expected in cases:
+        assert code(await client.cmd(op, raffle=QOH, **fields)) == expected, (op, fields)
+    assert code(await seller.cmd("sell_ticket", raffle="nope", amount=200)) == "unknown_raffle"
+    dealer = await server.connect(dealer_token("roulette-1"))
+    assert code(await dealer.cmd("sell_ticket", raffle=QOH, amount=200)) == "forbidden"
+    ok(await mic.cmd("record_drawing_method", raffle=QOH, method="hand", description="drum"))
+    ok(await mic.cmd("hold_drawing", raffle=QOH, serials=[5]))
+    ok(await mic.cmd("reveal_card", raffle=QOH, position=3, card="2C"))
+    ok(await seller.cmd("sell_ticket", raffle=QOH, amount=200))
+    ok(await mic.cmd("hold_drawing", raffle=QOH, serials=[6]))
+    head = stream.head.version
+    assert code(await mic.cmd("reveal_card", raffle=QOH, position=3, card="3C")) == (
+        "position_revealed"
+    )
+    far = {
+        "name": "Too far",
+        "location": "Hall",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + 200 * DAY,
+        "prizes": [{"description": "Car", "value": 10**12}],
+    }
+    assert (
+        code(await mic.cmd("setup_raffle", raffle="std-1", kind="standard", config=far))
+        == "prize_over_limit"
+    )
+    far["prizes"] = [{"description": "Car", "value": 100_000}]
+    ok(await mic.cmd("setup_raffle", raffle="std-1", kind="standard", config=far))
+    assert code(await seller.cmd("sell_ticket", raffle="std-1", amount=100)) == "too_early"
+    assert stream.head.version == head
+
+
+async def test_a_raffle_set_up_by_command_survives_a_restart(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    doc = raffle_night(org)  # the same night file both times: its raffle is the same raffle
+    first = await start_server(redis_server.url, doc)
+    mic = await first.connect(token("member_in_charge"))
+    config = {
+        "name": "50/50",
+        "location": "Hall",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+    }
+    ok(await mic.cmd("setup_raffle", raffle="ff-1", kind="fifty_fifty", config=config))
+    seller = await first.connect(token("seller"))
+    ok(await seller.cmd("sell_ticket", raffle="ff-1", amount=100))
+    await first.stop()
+    second = await start_server(redis_server.url, doc)
+    try:
+        assert "ff-1" in second.runtime.supervisor.raffles
+        seller = await second.connect(token("seller"))
+        assert ok(await seller.cmd("sell_ticket", raffle="ff-1", amount=100))["serials"] == [2]
+        await caught_up(second)
+        view = (await second.get("/api/raffles/ff-1", token("auditor")))[1]
+        assert view["sales"] == 200 and view["tickets"] == 2
+    finally:
+        await second.stop()
