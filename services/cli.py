@@ -154,11 +154,13 @@ async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 async def _replay(args: argparse.Namespace) -> int:
     """Rebuild every projection from the org log (``casino-night replay``)."""
     from projections.bankroll import Bankrolls
+    from projections.raffles import Raffles
     from projections.runner import ProjectionRunner
 
     async with _offline_store(args) as store:
         bankrolls = Bankrolls()
-        runner = ProjectionRunner(store, [bankrolls])
+        raffles = Raffles()
+        runner = ProjectionRunner(store, [bankrolls, raffles])
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
@@ -168,6 +170,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "seconds": round(elapsed, 3),
             "last_id": runner.last_id,
             "bankrolls": bankrolls.snapshot() if args.show else None,
+            "raffles": raffles.views() if args.show else None,
         }
         print(json.dumps(report, indent=2))
         return 0
@@ -234,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--night", default="examples/night.toml")
         p.add_argument("--data-dir", default=None)
         if name == "replay":
-            p.add_argument("--show", action="store_true", help="print the rebuilt bankrolls")
+            p.add_argument(
+                "--show", action="store_true", help="print the rebuilt bankrolls and raffles"
+            )
 
     args = parser.parse_args(argv)
     from services.night import NightError
