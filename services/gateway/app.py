@@ -290,6 +290,7 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
             runtime.supervisor.raffles,
             now_ms=now_ms,
             organization=runtime.night.organization_name,
+            occasion=runtime.night.occasion,
         )
         night = runtime.night
         # Raffles run through the license period, at the door and online (4620.22(b)(5),

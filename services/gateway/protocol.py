@@ -174,6 +174,7 @@ def parse_command(
     *,
     now_ms: int = 0,
     organization: str = "",
+    occasion: str | None = None,
 ) -> ParsedCommand:
     """Turn a request object into a command for its actor, or raise ProtocolError."""
     op = field(msg, "op", str)
@@ -181,7 +182,7 @@ def parse_command(
         raise ProtocolError("bad_request", f"unknown op {op!r}")
     command_id = text_field(msg, "id")
     if op in RAFFLE_OPS:
-        return _parse_raffle(op, command_id, msg, who, raffles, now_ms, organization)
+        return _parse_raffle(op, command_id, msg, who, raffles, now_ms, organization, occasion)
     table: str | None = None
     player: str | None = None
     command: Any
@@ -261,8 +262,11 @@ def _parse_raffle(
     raffles: frozenset[str] | set[str],
     now_ms: int,
     organization: str,
+    occasion: str | None,
 ) -> ParsedCommand:
-    """A raffle op (PROTOCOL.md "Raffles"): its stream is ``raffle:<raffle>``."""
+    """A raffle op (PROTOCOL.md "Raffles"): its stream is ``raffle:<raffle>``. A door sale
+    counts toward the night's ``occasion`` unless it names another; an online sale toward
+    the one it names, if any."""
     raffle = text_field(msg, "raffle")
     if op == "setup_raffle":
         if not ID_PATTERN.match(raffle):
@@ -305,12 +309,15 @@ def _parse_raffle(
                 )
             elif channel != "door":
                 raise ProtocolError("bad_request", "channel must be 'door' or 'online'")
+            named = msg.get("occasion")
+            if named is not None and not (isinstance(named, str) and 0 < len(named) <= 128):
+                raise ProtocolError("bad_request", "field 'occasion' must be 1 to 128 characters")
             command = SellTicket(
                 count=count,
                 amount=amount_field(msg),
                 now_ms=now_ms,
                 serial=serial,
-                occasion=msg.get("occasion") if isinstance(msg.get("occasion"), str) else None,
+                occasion=named if named is not None or online else occasion,
                 online=online,
             )
         case "close_sales":
