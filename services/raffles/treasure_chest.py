@@ -120,8 +120,6 @@ def check_can_draw(state: RaffleState) -> None:
         raise RuleError(
             "keys_pending", "every key handed out must be tried before the next drawing"
         )
-    if not state.sales_open and not continued(state):
-        raise RuleError("drawing_held", "this occasion's drawing was held")
 
 
 def eligible(state: RaffleState) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from events.raffles import (
 from services.games.base import RuleError
 from services.raffles import treasure_chest as tc
 from services.raffles.rules import decide, draw_sizes
-from services.raffles.state import HoldDrawing, SellTicket, TryKey
+from services.raffles.state import CloseSales, HoldDrawing, SellTicket, TryKey
 from tests.unit.raffles.support import DAY, NOW, Raffle, of_type, tc_config
 
 
@@ -207,3 +207,17 @@ def test_a_sale_that_would_push_the_chest_over_its_limit_is_refused() -> None:
     # A third ticket would fill the chest with 3000 - 999 - 5 * 40 = 1801.
     assert tc.split(r.state.config, 3000, False)[2] == 1801
     assert refused(r, SellTicket(count=1, amount=1000, now_ms=NOW)) == "prize_over_limit"
+
+
+def test_the_drum_may_close_before_the_drawing_and_one_drawing_per_occasion() -> None:
+    r = Raffle("treasure_chest", tc_config())
+    r.method("hand")
+    for _ in range(5):
+        r.sell(1)
+    r.run(CloseSales(now_ms=NOW))
+    r.run(HoldDrawing(now_ms=NOW, serials=(1, 2, 3, 4, 5), keys=(1, 2, 3, 4, 5)))
+    for key in (1, 2, 3, 4):
+        r.run(TryKey(now_ms=NOW, key=key, opened=False))
+    assert refused(r, HoldDrawing(now_ms=NOW, serials=(1,), keys=(6,))) == "keys_pending"
+    r.run(TryKey(now_ms=NOW, key=5, opened=False))
+    assert r.state.round == 2 and not r.state.drawn_in_round
