@@ -312,9 +312,9 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
         # rejects rather than reducing modulo).
         count = len(table_game(state).outcomes(state.config))
         command = DrawOutcome(index=runtime.rng.randrange(count))
-    if parsed.raffle is not None:
-        if isinstance(command, SetupRaffle):
-            runtime.supervisor.ensure_raffle(parsed.raffle)
+    if isinstance(command, SetupRaffle) and parsed.raffle is not None:
+        runtime.supervisor.ensure_raffle(parsed.raffle)
+    if _needs_lookup(runtime, parsed):
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         _in_background(_prepare_raffle(runtime, who, parsed, future))
     else:
@@ -355,6 +355,22 @@ def _submit(
     )
 
 
+def _server_board(runtime: Runtime, raffle: str) -> bool:
+    state = runtime.supervisor.raffle_state(raffle)
+    return isinstance(state, RaffleState) and state.config.get("board", {}).get("mode") == "server"
+
+
+def _needs_lookup(runtime: Runtime, parsed: ParsedCommand) -> bool:
+    """Whether a raffle command needs the store before its actor sees it (see
+    :func:`_raffle_command`); every other command is queued at once, in arrival order."""
+    command = parsed.command
+    if isinstance(command, SetupRaffle):
+        return command.config.get("board") == "server"
+    if isinstance(command, RevealCard):
+        return parsed.raffle is not None and _server_board(runtime, parsed.raffle)
+    return isinstance(command, SellTicket) and command.online is not None
+
+
 async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
     """The raffle command with what only the server may look up: a server-dealt Queen of
     Hearts board (its commitments at setup, a position's card and salt at a reveal) and an
@@ -370,12 +386,10 @@ async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
         if command.kind == "queen_of_hearts" and command.config.get("board") == "server":
             commitments = await board.ensure_board(redis, org, raffle, runtime.rng)
             command = dataclasses.replace(command, board_commitments=commitments)
-    elif isinstance(command, RevealCard):
-        state = runtime.supervisor.raffle_state(raffle)
-        if isinstance(state, RaffleState) and state.config.get("board", {}).get("mode") == "server":
-            found = await board.position(redis, org, raffle, command.position)
-            if found is not None:
-                command = dataclasses.replace(command, card=found[0], salt=found[1])
+    elif isinstance(command, RevealCard) and _server_board(runtime, raffle):
+        found = await board.position(redis, org, raffle, command.position)
+        if found is not None:
+            command = dataclasses.replace(command, card=found[0], salt=found[1])
     elif isinstance(command, SellTicket) and command.online is not None:
         vault = runtime.vault
         purchaser = command.online.purchaser

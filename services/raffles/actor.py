@@ -46,8 +46,10 @@ class RaffleRules:
         return rules.evolve(state, event)
 
     def correlation(self, state: RaffleState) -> str | None:
-        """Events carry the raffle and its current round (``qoh-1#12``) once it is open."""
-        return f"{state.raffle}#{state.round}" if state.opened else None
+        """Events carry the raffle and the round they belong to (``qoh-1#12``: week 12)."""
+        if not state.opened:
+            return None
+        return f"{state.raffle}#{state.event_round or state.round}"
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return []

@@ -36,6 +36,10 @@ def raffle_options(raw: Mapping[str, Any], *, organization: str) -> dict[str, An
         raise RuleError("invalid_config", "a raffle's settings are an object")
     out = dict(raw)
     out.setdefault("organization", organization)
+    if "board" in out and not isinstance(out["board"], str):
+        # A server board's commitments come from the board the server dealt, never from
+        # the person setting the raffle up.
+        raise RuleError("invalid_config", "board must be 'physical' or 'server'")
     for key in TIME_KEYS:
         if key in out:
             out[key] = to_ms(out[key], key)

@@ -286,6 +286,14 @@ def _hold_drawing(state: RaffleState, command: HoldDrawing) -> list[Event]:
 
 def evolve(state: RaffleState, event: Event) -> RaffleState:
     """Fold one event into the raffle's state."""
+    folded = _evolve(state, event)
+    event_round = getattr(event, "round", None)
+    if isinstance(event_round, int) and event_round != folded.event_round:
+        return replace(folded, event_round=event_round)
+    return folded
+
+
+def _evolve(state: RaffleState, event: Event) -> RaffleState:
     version = state.version + 1
     match event:
         case RaffleOpened():

@@ -65,6 +65,8 @@ class RaffleState:
     drawn_in_round: frozenset[int] = frozenset()
     announced_round: int | None = None
     """The round in which the 170-day announcement of 4620.24(b)(12) was made."""
+    event_round: int = 0
+    """The round the last event folded belongs to (its ``round``; events' correlation)."""
 
 
 # Commands: imperatives, as the gateway parsed them. ``now_ms`` is stamped by the gateway.

@@ -66,6 +66,8 @@ def test_a_toml_date_time_is_taken_too() -> None:
         ({"options": {**QOH["options"], "price": -1}}, "price"),
         ({"options": {**QOH["options"], "first_drawing_at": "soon"}}, "RFC 3339"),
         ({"id": "Bad Id"}, "must match"),
+        # Commitments come from the board the server deals, never from a settings file.
+        ({"options": {**QOH["options"], "board": {"mode": "server"}}}, "board must be"),
     ],
 )
 def test_a_bad_raffle_refuses_the_night(change: dict[str, Any], message: str) -> None:
