@@ -100,7 +100,8 @@ class Raffles:
         elif type_ == "DrawingHeld":
             r["drawings"] += 1
             if r["kind"] == "queen_of_hearts":
-                r["round"] = data["round"] + 1
+                r["round"] = data["round"] + 1  # sales go on for the next week
+                r["sales_open"] = True
             elif r["kind"] == "treasure_chest":
                 r["sales_open"] = False
         elif type_ == "ProceedsAllocated":

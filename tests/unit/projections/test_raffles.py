@@ -7,7 +7,8 @@ import msgpack
 
 from events.base import Event, to_data
 from projections.raffles import Raffles
-from services.raffles.state import RevealCard, TryKey
+from services.raffles.rules import draw_sizes, evolve
+from services.raffles.state import CloseSales, RaffleState, RevealCard, TryKey
 from tests.unit.raffles.support import NOW, Raffle, qoh_config, tc_config
 
 
@@ -76,3 +77,60 @@ def test_resuming_from_a_checkpoint_gives_the_same_state() -> None:
         resumed.restore(saved)
         fold(resumed, "raffle:q-1", r.log[cut:])
         assert resumed.snapshot() == whole.snapshot()
+
+
+def test_the_projection_follows_the_rules_state_at_every_event() -> None:
+    """Round, sales open, pool, prizes, profit and board as the raffle's own state has them."""
+    r = Raffle("queen_of_hearts", qoh_config(price=100))
+    r.method()
+    for week in range(1, 6):
+        r.sell(2)
+        r.run(CloseSales(now_ms=NOW))
+        r.draw(1)
+        r.run(RevealCard(now_ms=NOW, position=week, card=f"{week + 1}D"))
+    p = Raffles()
+    state = RaffleState(raffle="q")
+    for ev in r.log:
+        p.apply(ev.NAME, "raffle:q", to_data(ev))
+        state = evolve(state, ev)
+        view = p.view("q")
+        assert view is not None
+        assert (view["round"], view["sales_open"], view["pool"]) == (
+            state.round,
+            state.sales_open,
+            state.pool,
+        )
+        assert (view["prizes_paid"], view["profit_kept"]) == (state.awarded, state.profit)
+        assert view["board"]["revealed"] == {str(k): c for k, c in state.revealed.items()}
+
+
+def test_the_treasure_chest_projection_follows_the_rules_state() -> None:
+    r = Raffle("treasure_chest", tc_config(keys=11))
+    r.method()
+    ends: set[int] = set()  # how many events there were after each command
+    for occasion in range(3):
+        r.sell(5 + occasion)
+        r.run(CloseSales(now_ms=NOW))
+        r.draw(*([0] * len(draw_sizes(r.state))))
+        ends.add(len(r.log))
+        keys = list(r.state.handed)
+        for i, key in enumerate(keys):
+            r.run(TryKey(now_ms=NOW, key=key, opened=occasion == 2 and i == len(keys) - 1))
+            ends.add(len(r.log))
+    assert r.state.ended
+    p = Raffles()
+    state = RaffleState(raffle="t")
+    for n, ev in enumerate(r.log, start=1):
+        p.apply(ev.NAME, "raffle:t", to_data(ev))
+        state = evolve(state, ev)
+        view = p.view("t")
+        assert view is not None
+        assert (view["round"], view["sales_open"], view["pool"], view["ended"]) == (
+            state.round,
+            state.sales_open,
+            state.pool,
+            state.ended,
+        )
+        assert view["keys_in_play"] == sorted(state.keys_in_play)
+        if n in ends:  # a drawing's split is complete once all its events are in
+            assert view["open"] == state.pool + state.round_sales
