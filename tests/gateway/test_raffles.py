@@ -297,3 +297,26 @@ async def test_a_raffle_set_up_by_command_survives_a_restart(
         assert view["sales"] == 200 and view["tickets"] == 2
     finally:
         await second.stop()
+
+
+async def test_a_retried_sale_or_drawing_is_answered_from_its_first_reply(
+    server: LiveServer,
+) -> None:
+    """A drawing retried after a lost reply is never drawn again (PROTOCOL.md Idempotency)."""
+    seller, mic = await clients(server)
+    sale = {"op": "sell_ticket", "id": "s-1", "raffle": QOH, "amount": 400, "count": 2}
+    first = ok(await seller.send(sale))
+    assert ok(await seller.send(dict(sale))) == first
+    other = {**sale, "amount": 200, "count": 1}
+    assert code(await seller.send(other)) == "conflict"
+    for n in range(3):
+        ok(await seller.cmd("sell_ticket", raffle=QOH, amount=200, id=f"more-{n}"))
+    ok(await mic.cmd("record_drawing_method", raffle=QOH, method="rng", description="CSPRNG"))
+    drawing = {"op": "hold_drawing", "id": "d-1", "raffle": QOH}
+    drawn = ok(await mic.send(drawing))
+    for _ in range(3):
+        assert ok(await mic.send(dict(drawing))) == drawn
+    status, body = await server.get(f"/api/streams/raffle:{QOH}/events", token("auditor"))
+    assert status == 200
+    types = [e["type"] for e in body["events"]]
+    assert types.count("DrawingHeld") == 1 and types.count("TicketSold") == 4
