@@ -1,4 +1,4 @@
-"""``casino-night``: serve, token, replay, verify."""
+"""``casino-night``: serve, token, replay, verify, exclusions."""
 
 from __future__ import annotations
 
@@ -207,6 +207,20 @@ async def _verify(args: argparse.Namespace) -> int:
         return 1 if broken else 0
 
 
+async def _exclusions(args: argparse.Namespace) -> int:
+    """Load a self-exclusion CSV into the purchaser vault (``casino-night exclusions``),
+    4620.22(b)(7)(iv). Prints only the number of entries: never a name."""
+    from services.gateway.auth import load_secret
+    from services.raffles.vault import PurchaserVault, master_key_from_secret
+
+    secret = load_secret(_data_dir(args), create=False)
+    async with _offline_store(args) as store:
+        vault = PurchaserVault(store.redis, store.org, master_key_from_secret(secret))
+        count = await vault.load_exclusion_file(args.file, replace=args.replace)
+        print(f"{'replaced the list with' if args.replace else 'added'} {count} entries")
+        return 0
+
+
 class CliError(Exception):
     """A command that cannot run: its message is printed, exit status 2."""
 
@@ -241,7 +255,14 @@ def main(argv: list[str] | None = None) -> int:
                 "--show", action="store_true", help="print the rebuilt bankrolls and raffles"
             )
 
+    exc = sub.add_parser("exclusions", help="load a self-exclusion list (CSV) into the vault")
+    exc.add_argument("--file", required=True, help="CSV with the header legal_name,date_of_birth")
+    exc.add_argument("--replace", action="store_true", help="the file becomes the whole list")
+    exc.add_argument("--night", default="examples/night.toml")
+    exc.add_argument("--data-dir", default=None)
+
     args = parser.parse_args(argv)
+    from services.games.base import RuleError
     from services.night import NightError
     from services.store.embedded import DataDirBusy
 
@@ -252,7 +273,12 @@ def main(argv: list[str] | None = None) -> int:
             return _token(args)
         if args.command == "replay":
             return asyncio.run(_replay(args))
+        if args.command == "exclusions":
+            return asyncio.run(_exclusions(args))
         return asyncio.run(_verify(args))
+    except RuleError as e:
+        print(f"casino-night {args.command}: {e.message}", file=sys.stderr)
+        return 2
     except (CliError, NightError, DataDirBusy, FileNotFoundError, ValueError) as e:
         print(f"casino-night {args.command}: {e}", file=sys.stderr)
         return 2

@@ -211,3 +211,28 @@ async def test_raffles_over_weeks_and_occasions_survive_a_restart_and_replay(
     assert replayed.returncode == 0, replayed.stderr
     report = json.loads(replayed.stdout)
     assert {v["raffle"]: v for v in report["raffles"]} == views
+
+
+async def test_a_self_exclusion_file_loaded_from_the_command_line(
+    server: ServeProcess, tmp_path: Path
+) -> None:
+    """4620.22(b)(7)(iv): the list loaded by `casino-night exclusions` bars the purchaser."""
+    c = await connect(server)
+    account = {
+        "legal_name": "Rita Excluded",
+        "date_of_birth": "1975-06-30",
+        "account_number": "E2E-9",
+        "address": "9 Pine St, Utica NY",
+        "email": "rita@example.org",
+        "phone": "315-555-0109",
+    }
+    purchaser = ok(await c.seller.cmd("register_purchaser", account=account))["purchaser"]
+    sale = {"raffle": TC, "amount": 500, "channel": "online", "purchaser": purchaser}
+    ok(await c.seller.cmd("sell_ticket", **sale, location={"state": "NY"}))
+    listing = tmp_path / "exclusions.csv"
+    listing.write_text("legal_name,date_of_birth\nRITA  excluded,1975-06-30\n")
+    loaded = await server.cli("exclusions", "--file", str(listing))
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == "added 1 entries" and "Rita" not in loaded.stdout
+    refused = await c.seller.cmd("sell_ticket", **sale, location={"state": "NY"})
+    assert not refused["ok"] and refused["error"]["code"] == "self_excluded"
