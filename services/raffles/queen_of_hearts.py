@@ -22,6 +22,7 @@ from typing import Any, Final
 from events.base import Event
 from events.raffles import CardRevealed, DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded, Winner
 from services.games.base import RuleError
+from services.raffles import serials as runs
 from services.raffles import tickets
 from services.raffles.state import RaffleState, RevealCard
 
@@ -176,7 +177,7 @@ def check_can_draw(state: RaffleState) -> None:
 
 def eligible(state: RaffleState) -> tuple[int, ...]:
     """The tickets sold for this week's drawing, ascending, 4620.23(b)(3)."""
-    return tuple(sorted(state.round_serials))
+    return tuple(runs.each(state.round_serials))
 
 
 def drawing_events(

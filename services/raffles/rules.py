@@ -32,6 +32,7 @@ from events.raffles import (
 )
 from services.games.base import RuleError
 from services.raffles import queen_of_hearts, standard, tickets, treasure_chest
+from services.raffles import serials as runs
 from services.raffles.purchasers import check_online_purchase
 from services.raffles.state import (
     CloseSales,
@@ -311,13 +312,13 @@ def _evolve(state: RaffleState, event: Event) -> RaffleState:
         case DrawingMethodRecorded():
             return replace(state, version=version, method=event.method)
         case TicketSold():
-            serials = frozenset(event.serials)
+            first, last = event.serials[0], event.serials[-1]  # consecutive serials
             return replace(
                 state,
                 version=version,
-                sold=state.sold | serials,
-                top_serial=max(state.top_serial, *event.serials),
-                round_serials=(*state.round_serials, *event.serials),
+                sold=runs.add(state.sold, first, last),
+                top_serial=max(state.top_serial, last),
+                round_serials=runs.add(state.round_serials, first, last),
                 round_sales=state.round_sales + event.amount,
                 total_sales=state.total_sales + event.amount,
                 tickets=state.tickets + len(event.serials),

@@ -9,6 +9,7 @@ from typing import Any, Final
 from events.base import Event
 from events.raffles import DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded, Winner
 from services.games.base import RuleError
+from services.raffles import serials as runs
 from services.raffles import tickets
 from services.raffles.state import RaffleState
 
@@ -112,8 +113,8 @@ def eligible(state: RaffleState) -> tuple[int, ...]:
     """Every ticket sold and not excluded (a standard raffle's earlier winners when one
     prize per ticket), ascending: each is equally likely, 4620.22(a)."""
     if state.kind == "standard" and state.config["one_prize_per_ticket"]:
-        return tuple(sorted(state.sold - state.excluded))
-    return tuple(sorted(state.sold))
+        return tuple(s for s in runs.each(state.sold) if s not in state.excluded)
+    return tuple(runs.each(state.sold))
 
 
 def drawing_events(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from services.raffles.purchasers import PurchaserAccount
+from services.raffles.serials import Runs
 
 Method = Literal["rng", "hand"]
 
@@ -32,11 +33,12 @@ class RaffleState:
     """The drawing the tickets now sold are for: the week of a Queen of Hearts, the
     occasion of a Treasure Chest; always 1 for a standard raffle and a 50/50."""
     sales_open: bool = True
-    sold: frozenset[int] = frozenset()
-    """Every serial ever sold in this raffle: none is sold twice."""
+    sold: Runs = ()
+    """Every serial ever sold in this raffle (runs of consecutive serials): none is sold
+    twice."""
     top_serial: int = 0
-    round_serials: tuple[int, ...] = ()
-    """The serials sold for the current round, in the order sold."""
+    round_serials: Runs = ()
+    """The serials sold for the current round."""
     round_sales: int = 0
     """Cents taken for the current round and not yet allocated to prizes or profit."""
     total_sales: int = 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from services.games.base import RuleError
+from services.raffles import serials as runs
 
 KINDS: Final = ("standard", "fifty_fifty", "queen_of_hearts", "treasure_chest")
 """The raffle families: a standard raffle and the 50/50 (4620.22), the Search for the
@@ -228,7 +229,7 @@ def check_price(config: Mapping[str, Any], count: int, amount: int) -> int:
 
 
 def sale_serials(
-    sold: frozenset[int], top: int, config: Mapping[str, Any], count: int, first: int | None
+    sold: runs.Runs, top: int, config: Mapping[str, Any], count: int, first: int | None
 ) -> tuple[int, ...]:
     """The serials of a sale: the printed serial ``first`` (and the ``count - 1`` after it)
     the seller hands out, or the next ones after the highest sold. Serials are the
@@ -241,9 +242,9 @@ def sale_serials(
     printed = config.get("tickets_printed")
     if serials[-1] > (printed if printed is not None else MAX_SERIAL):
         raise RuleError("no_such_serial", f"serial {serials[-1]} was not printed for this raffle")
-    taken = [s for s in serials if s in sold]
-    if taken:
-        raise RuleError("serial_taken", f"ticket {taken[0]} of this raffle is already sold")
+    if runs.overlaps(sold, serials[0], serials[-1]):
+        taken = next(s for s in serials if runs.contains(sold, s))
+        raise RuleError("serial_taken", f"ticket {taken} of this raffle is already sold")
     return serials
 
 

@@ -28,6 +28,7 @@ from events.raffles import (
     Winner,
 )
 from services.games.base import RuleError
+from services.raffles import serials as runs
 from services.raffles import tickets
 from services.raffles.state import RaffleState, TryKey
 
@@ -126,9 +127,10 @@ def eligible(state: RaffleState) -> tuple[int, ...]:
     """This occasion's prize tickets, ascending (in a continued drawing, those not drawn
     yet; all of them again once every one was drawn)."""
     if continued(state):
-        left = tuple(sorted(set(state.round_serials) - state.drawn_in_round))
-        return left or tuple(sorted(state.round_serials))
-    return tuple(sorted(state.round_serials))
+        every = tuple(runs.each(state.round_serials))
+        left = tuple(s for s in every if s not in state.drawn_in_round)
+        return left or every
+    return tuple(runs.each(state.round_serials))
 
 
 def winners_needed(state: RaffleState) -> int:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from events.raffles import CardRevealed, PrizeAwarded, ProfitKept, TicketSold
 from services.games.base import RuleError
 from services.raffles import queen_of_hearts as qoh
+from services.raffles import serials as runs
 from services.raffles import treasure_chest as tc
 from services.raffles.rules import draw_sizes
 from services.raffles.state import RevealCard, SellTicket, TryKey
@@ -46,7 +47,8 @@ def money_adds_up(r: Raffle) -> None:
 
 def serials_unique(r: Raffle) -> None:
     serials = [n for e in of_type(r.log, TicketSold) for n in e.serials]
-    assert len(serials) == len(set(serials)) == len(r.state.sold) == r.state.tickets
+    assert len(serials) == len(set(serials)) == runs.count(r.state.sold) == r.state.tickets
+    assert sorted(serials) == list(runs.each(r.state.sold))
 
 
 def draw(data: st.DataObject, r: Raffle) -> list[int]:
@@ -161,7 +163,9 @@ def test_no_serial_is_ever_sold_twice(wanted: list[tuple[int, int | None]]) -> N
             if e.code == "no_such_serial":
                 assert asked[-1] > 64
             else:
-                assert e.code == "serial_taken" and any(n in r.state.sold for n in asked)
+                assert e.code == "serial_taken" and any(
+                    runs.contains(r.state.sold, n) for n in asked
+                )
         else:
             assert asked[-1] <= 64
     serials_unique(r)

@@ -13,7 +13,15 @@ PURE = [
     ROOT / "events" / "raffles.py",
     *(
         ROOT / "services" / "raffles" / f"{name}.py"
-        for name in ("tickets", "state", "standard", "queen_of_hearts", "treasure_chest", "rules")
+        for name in (
+            "tickets",
+            "serials",
+            "state",
+            "standard",
+            "queen_of_hearts",
+            "treasure_chest",
+            "rules",
+        )
     ),
     ROOT / "projections" / "raffles.py",
 ]
