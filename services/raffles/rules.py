@@ -48,7 +48,10 @@ from services.raffles.state import (
 )
 
 METHODS: Final = ("rng", "hand")
+"""How winning tickets are drawn: the server's CSPRNG, or stubs drawn from the drum by hand
+and entered, announced before the first draw, 4620.22(b)(3)."""
 MAX_DESCRIPTION: Final = 500
+"""Characters of the announced method's description: an operator setting, not a rule."""
 NY_STANDARD_OFFSET_MS: Final = -5 * 3_600_000
 """Eastern Standard Time. A purchaser's age is taken on the New York calendar day, counted
 at UTC-5 all year: in summer (UTC-4) the day turns an hour late, never early, so no one is
@@ -200,7 +203,8 @@ def _sell(state: RaffleState, command: SellTicket) -> list[Event]:
 
 
 def _close_sales(state: RaffleState) -> list[Event]:
-    """The member in charge closes the drum before the drawing."""
+    """The member in charge closes the drum before the drawing: the tickets in it are those
+    sold for this drawing, 4620.23(b)(1), (b)(3); 4620.24(b)(1), (b)(6)."""
     if not state.sales_open:
         raise RuleError("sales_closed", f"sales for drawing {state.round} are already closed")
     return [RaffleSalesClosed(round=state.round)]
