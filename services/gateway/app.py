@@ -418,8 +418,10 @@ async def _prepare_raffle(
     except (VaultError, OSError, ConnectionError) as e:
         log.warning("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
         reply = error_reply("unavailable", "the store is unreachable; retry the same command id")
-    except Exception:
-        log.exception("raffle_prepare_failed", op=parsed.op)
+    except Exception as e:
+        # The type only: the command may hold a purchaser's account (personal data), and
+        # an exception's text or traceback must not carry any of it into the log.
+        log.error("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
         reply = error_reply("internal", "internal error; retry the same command id")
     if not future.done():
         future.set_result(reply)
@@ -446,8 +448,9 @@ def _purchaser_command(
         except (VaultError, OSError, ConnectionError) as e:
             log.warning("vault_op_failed", op=op, error=type(e).__name__)
             reply = error_reply("unavailable", "the vault is unreachable; retry")
-        except Exception:
-            log.exception("vault_op_failed", op=op)
+        except Exception as e:
+            # The type only: the message carries personal data (see raffle_prepare_failed).
+            log.error("vault_op_failed", op=op, error=type(e).__name__)
             reply = error_reply("internal", "internal error")
         code = "ok" if reply["ok"] else reply["error"]["code"]
         runtime.metrics.answered(op, code, time.perf_counter() - started)
