@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import structlog
 
 from services.store.embedded import EmbeddedRedis
 from services.store.verify import verify_all
@@ -193,7 +194,20 @@ async def test_online_sales_and_the_purchaser_vault(server: LiveServer) -> None:
         "email": "jane@example.org",
         "phone": "518-555-0100",
     }
-    pid = ok(await seller.cmd("register_purchaser", account=account))["purchaser"]
+    with structlog.testing.capture_logs() as logs:
+        pid = ok(await seller.cmd("register_purchaser", account=account))["purchaser"]
+        assert code(await seller.cmd("register_purchaser", account=account)) == (
+            "duplicate_account"
+        )
+        bad = {**account, "email": "not-an-email"}
+        assert code(await seller.cmd("register_purchaser", account=bad)) == "invalid_account"
+        away = {"state": "NJ", "lat": 40.7, "lon": -74.0}
+        sale_nj = {"raffle": QOH, "amount": 200, "channel": "online", "purchaser": pid}
+        assert code(await seller.cmd("sell_ticket", **sale_nj, location=away)) == "out_of_state"
+    logged = repr(logs)
+    assert "command_refused" in logged
+    for value in ("Jane", "1990-04-01", "ACC-1", "Elm", "jane@", "555-0100", "40.7", "-74"):
+        assert value not in logged, value
     where = {"state": "NY", "lat": 42.65, "lon": -73.75, "accuracy_m": 30}
     sale = {"raffle": QOH, "amount": 200, "channel": "online", "purchaser": pid}
     sold = ok(await seller.cmd("sell_ticket", **sale, location=where))
@@ -212,7 +226,6 @@ async def test_online_sales_and_the_purchaser_vault(server: LiveServer) -> None:
     kid = ok(await seller.cmd("register_purchaser", account=young))["purchaser"]
     kid_sale = {**sale, "purchaser": kid}
     assert code(await seller.cmd("sell_ticket", **kid_sale, location=where)) == "underage"
-    assert code(await seller.cmd("register_purchaser", account=account)) == "duplicate_account"
     entries = [{"legal_name": "jane q.  public", "date_of_birth": "1990-04-01"}]
     assert ok(await mic.cmd("load_self_exclusions", entries=entries))["entries"] == 1
     assert code(await seller.cmd("sell_ticket", **sale, location=where)) == "self_excluded"
