@@ -387,6 +387,8 @@ class _Compiled:
     spaces: frozenset[str]
     wins: tuple[Mapping[str, tuple[int, int]], ...]
     """Per section: betting space -> odds "to 1" of a win there (merchandise: (0, 1))."""
+    won_by: Mapping[str, tuple[int, ...]]
+    """Per space: the sections where a bet on it wins (``sections_won_by``)."""
     steps: Mapping[str, int]
     """Per space: the lcm of the odds' denominators; stakes must be a multiple of it."""
     outcomes: tuple[str, ...]
@@ -407,31 +409,31 @@ def _items(
     classes: frozenset[str], single_limit: int, raw_items: JSON
 ) -> tuple[dict[str, JSON], ...]:
     if not isinstance(raw_items, list | tuple):
-        raise _bad_request("inventory must be a list of items")
+        raise _invalid_config("inventory must be a list of items")
     seen: set[str] = set()
     out: list[dict[str, JSON]] = []
     for i, raw in enumerate(raw_items):
         where = f"inventory item {i}"
         if not isinstance(raw, Mapping):
-            raise _bad_request(f"{where}: an item is an object {{item, prize, value, donated}}")
+            raise _invalid_config(f"{where}: an item is an object {{item, prize, value, donated}}")
         extra = sorted(str(k) for k in raw if k not in _ITEM_KEYS)
         if extra:
-            raise _bad_request(f"{where}: unknown keys {', '.join(extra)}")
+            raise _invalid_config(f"{where}: unknown keys {', '.join(extra)}")
         item, prize, value = raw.get("item"), raw.get("prize"), raw.get("value")
         donated = raw.get("donated", False)
         if not isinstance(item, str) or not item:
-            raise _bad_request(f"{where}: item must be a non-empty id")
+            raise _invalid_config(f"{where}: item must be a non-empty id")
         where = f"inventory item {item!r}"
         if item in seen:
-            raise _bad_request(f"{where}: the id is used twice")
+            raise RuleError("duplicate_item", f"{where}: the id is used twice")
         seen.add(item)
         if not isinstance(prize, str) or prize not in classes:
-            raise _bad_request(
+            raise _invalid_config(
                 f"{where}: prize {prize!r} is not a class a section names "
                 f"({', '.join(sorted(classes))})"
             )
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise _bad_request(f"{where}: value must be a positive integer number of cents")
+            raise _invalid_config(f"{where}: value must be a positive integer number of cents")
         if value > single_limit:
             raise RuleError(
                 "prize_over_limit",
@@ -439,7 +441,7 @@ def _items(
                 "4620.10(d), GML 189(5)(a)",
             )
         if not isinstance(donated, bool):
-            raise _bad_request(f"{where}: donated must be true or false")
+            raise _invalid_config(f"{where}: donated must be true or false")
         out.append({"item": item, "prize": prize, "value": value, "donated": donated})
     return tuple(out)
 
@@ -560,15 +562,14 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
             pays[shows[0]] = odds[shows[0]]
         wins.append(pays)
 
-    paying = {sym for w in wins for sym in w}
-    idle = [s for s in spaces if s not in paying]
-    if idle:
+    if not cash and not any(wins):
         raise _invalid_config(
-            f"betting space(s) {', '.join(idle)} show only on sections that name no prize: "
-            "they would win nothing, 4620.10(a)"
+            "no section names a prize class: the wheel would award nothing, 4620.10(a)"
         )
     steps: dict[str, int] = {}
+    won_by: dict[str, tuple[int, ...]] = {}
     for space in spaces:
+        won_by[space] = tuple(i for i, w in enumerate(wins) if space in w)
         steps[space] = lcm(*(w[space][1] for w in wins if space in w))
         if cash:
             ret = (
@@ -617,7 +618,7 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         classes = frozenset(str(s["prize"]) for s in sections if "prize" in s)
         try:
             items = _items(classes, single, raw.get("inventory", []))
-        except RuleError as err:
+        except RuleError as err:  # duplicate_item, prize_over_limit: all invalid_config here
             raise _invalid_config(err.message) from err
         config["single_prize_limit"] = single
         config["aggregate_prize_limit"] = aggregate
@@ -627,6 +628,7 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         config=config,
         spaces=frozenset(spaces),
         wins=tuple(wins),
+        won_by=won_by,
         steps=steps,
         outcomes=tuple(str(i) for i in range(n)),
         cash=cash,
@@ -696,7 +698,9 @@ def parse_inventory(config: Mapping[str, JSON], raw_items: JSON) -> tuple[dict[s
     is the cost to the licensee or, if donated, its current retail price (4620.10(e)),
     ``donated`` defaults to false. Ids are unique within ``raw_items``; the class is one a
     section of the wheel names. Codes: ``prize_over_limit`` (value above the wheel's
-    ``single_prize_limit``, 4620.10(d), GML 189(5)(a)), ``bad_request`` (anything else).
+    ``single_prize_limit``, 4620.10(d), GML 189(5)(a)), ``duplicate_item`` (an id given
+    twice), ``invalid_config`` (anything else). Inside ``parse_config`` every fault is
+    ``invalid_config``.
     """
     compiled = _compiled("merchandise_wheel", config)
     cfg = compiled.config
@@ -710,14 +714,15 @@ def sections_won_by(
     """The indices of the sections on which a bet on ``space`` wins (``invalid_bet`` if none).
 
     On a merchandise wheel (a configuration with ``inventory``) that is where the space shows
-    and the section names a prize class, 4620.10(a)-(b); on a cash wheel, where it shows.
+    and the section names a prize class, 4620.10(a)-(b) (possibly nowhere: a space may show
+    only on sections naming no prize, docs/RULES.md); on a cash wheel, where it shows.
     ``game`` may name the game; without it a configuration with ``inventory`` is a
     merchandise wheel's.
     """
     compiled = _compiled(_game_of(config, game), config)
     if space not in compiled.spaces:
         raise _invalid_bet(f"{space!r} is not a betting space of this layout")
-    return tuple(i for i, w in enumerate(compiled.wins) if space in w)
+    return compiled.won_by[space]
 
 
 def section_prize(config: Mapping[str, JSON], index: int) -> str | None:

@@ -613,7 +613,7 @@ INVALID_LAYOUTS: list[tuple[str, dict[str, Any]]] = [
     ("fruit_wheel", {"sections": ["a-b-c", "d-e-f", "g-a-a", "b-b-b"] * 3}),  # seven types
     ("card_wheel", {"sections": ["9-10-J", "Q-K-A", "8-8-8"]}),
     ("card_wheel", {"sections": ["9-10-J", "Q-K-Q"] * 5}),  # the ace pays nothing
-    ("merchandise_wheel", {"sections": [{"shows": ["1"]}, {"shows": ["2"], "prize": "x"}]}),
+    ("merchandise_wheel", {"sections": [{"shows": ["1"]}, {"shows": ["2"]}]}),  # no prize
     ("merchandise_wheel", {"sections": [{"shows": ["1", "1"], "prize": "x"}, "2"]}),
     ("merchandise_wheel", {"sections": [{"shows": ["1"], "prize": ""}, "2"]}),
     ("merchandise_wheel", {"single_prize_limit": MERCHANDISE_SINGLE_PRIZE_LIMIT_CENTS + 1}),
@@ -665,6 +665,16 @@ def test_merchandise_wins_where_the_space_shows_and_a_prize_is_named() -> None:
             assert (result.result == "won") == (section in sections_won_by(config, space))
 
 
+def test_a_space_on_no_prize_section_is_a_bet_that_never_wins() -> None:
+    """docs/RULES.md, Wheel games 9: such a space is taken and always settles as lost."""
+    sections = [*MERCH_SECTIONS, {"shows": ["house"]}]
+    config = MERCHANDISE_WHEEL.parse_config({"sections": sections})
+    assert sections_won_by(config, "house") == ()
+    for section in range(len(sections)):
+        result = settle_one("merchandise_wheel", config, "house", 100, section)
+        assert (result.result, result.paid) == ("lost", 0)
+
+
 def test_sections_won_by_on_a_cash_wheel() -> None:
     config = BIG_SIX.parse_config({})
     won = sections_won_by(config, "1", "big_six")
@@ -703,15 +713,15 @@ def test_merchandise_config_defaults_and_inventory() -> None:
     ("items", "code"),
     [
         ([{"item": "a", "prize": "small", "value": 40_001}], "prize_over_limit"),
-        ([{"item": "a", "prize": "small", "value": 100}] * 2, "bad_request"),
-        ([{"item": "a", "prize": "gold", "value": 100}], "bad_request"),
-        ([{"item": "a", "prize": "small", "value": 0}], "bad_request"),
-        ([{"item": "a", "prize": "small", "value": True}], "bad_request"),
-        ([{"item": "a", "prize": "small", "value": 1, "donated": "no"}], "bad_request"),
-        ([{"item": "", "prize": "small", "value": 1}], "bad_request"),
-        ([{"item": "a", "prize": "small", "value": 1, "cash": 5}], "bad_request"),
-        (["a"], "bad_request"),
-        ({"item": "a"}, "bad_request"),
+        ([{"item": "a", "prize": "small", "value": 100}] * 2, "duplicate_item"),
+        ([{"item": "a", "prize": "gold", "value": 100}], "invalid_config"),
+        ([{"item": "a", "prize": "small", "value": 0}], "invalid_config"),
+        ([{"item": "a", "prize": "small", "value": True}], "invalid_config"),
+        ([{"item": "a", "prize": "small", "value": 1, "donated": "no"}], "invalid_config"),
+        ([{"item": "", "prize": "small", "value": 1}], "invalid_config"),
+        ([{"item": "a", "prize": "small", "value": 1, "cash": 5}], "invalid_config"),
+        (["a"], "invalid_config"),
+        ({"item": "a"}, "invalid_config"),
     ],
 )
 def test_parse_inventory_refusals(items: Any, code: str) -> None:
