@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
 import structlog
 
 from events.codec import decode
 from projections.bankroll import Bankrolls
+from projections.control_sheets import ControlSheets
 from projections.runner import ProjectionRunner
 from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
@@ -24,6 +26,11 @@ from services.store.redis_store import EventStore, RedisClient, close_redis, ope
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
+
+ViewListener = Callable[[dict[str, Any] | None], None]
+VIEWS = ("control_sheet",)
+"""Projection views a client may watch (``subscribe`` with ``view``): a merchandise
+wheel's control sheet, keyed by table id."""
 
 
 @dataclass(kw_only=True)
@@ -41,6 +48,8 @@ class Runtime:
     broker: Broker = field(default_factory=Broker)
     supervisor: Supervisor = field(init=False)
     bankrolls: Bankrolls = field(default_factory=Bankrolls)
+    control_sheets: ControlSheets = field(default_factory=ControlSheets)
+    view_listeners: dict[tuple[str, str], set[ViewListener]] = field(default_factory=dict)
     runner: ProjectionRunner = field(init=False)
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
@@ -67,16 +76,42 @@ class Runtime:
             on_batch=self.metrics.observe_batch,
         )
         await self.supervisor.start()
-        self.runner = ProjectionRunner(self.store, [self.bankrolls], on_entries=self._publish_log)
+        self.runner = ProjectionRunner(
+            self.store, [self.bankrolls, self.control_sheets], on_entries=self._publish_log
+        )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
         log.info("night_started", organization=self.night.organization, redis=url)
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
-        """Feed the org log's subscribers in log order (decoded only when someone listens)."""
+        """Feed the org log's subscribers in log order (decoded only when someone listens),
+        then push each watched view the page changed."""
         if self.broker.subscribers(LOG):
             self.broker.publish_log([decode(raw, log_id) for log_id, raw in page])
+        if self.view_listeners:
+            touched = {msgpack.unpackb(raw, raw=False)[3] for _log_id, raw in page}
+            for (kind, key), listeners in list(self.view_listeners.items()):
+                if view_stream(kind, key) in touched:
+                    data = self.view(kind, key)
+                    for listener in tuple(listeners):
+                        listener(data)
+
+    def view(self, kind: str, key: str) -> dict[str, Any] | None:
+        """A projection view's current data (None: nothing to show for that key)."""
+        if kind == "control_sheet":
+            return self.control_sheets.sheet(key)
+        raise KeyError(kind)
+
+    def watch(self, kind: str, key: str, listener: ViewListener) -> None:
+        self.view_listeners.setdefault((kind, key), set()).add(listener)
+
+    def unwatch(self, kind: str, key: str, listener: ViewListener) -> None:
+        listeners = self.view_listeners.get((kind, key))
+        if listeners is not None:
+            listeners.discard(listener)
+            if not listeners:
+                del self.view_listeners[(kind, key)]
 
     async def stop(self) -> None:
         await self.supervisor.stop()
@@ -91,3 +126,8 @@ class Runtime:
             await close_redis(self.redis)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
+
+
+def view_stream(kind: str, key: str) -> str:
+    """The aggregate stream whose events change a view."""
+    return f"table:{key}" if kind == "control_sheet" else key

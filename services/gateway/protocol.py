@@ -20,6 +20,7 @@ from services.gateway.auth import Principal, authorize
 from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.supervisor import CAGE, table_stream
 from services.tables.rules import (
+    AddStock,
     CallNoMoreBets,
     CancelBet,
     CloseTable,
@@ -41,6 +42,7 @@ COMMAND_OPS = frozenset(
         "close_table",
         "buy_chips",
         "cash_out",
+        "add_stock",
     }
 )
 STREAM_OPS = frozenset({"subscribe", "unsubscribe"})
@@ -170,6 +172,8 @@ def parse_command(
             if not isinstance(reason, str):
                 raise ProtocolError("bad_request", "field 'reason' must be str")
             command = CloseTable(reason=reason[:200])
+        case "add_stock":
+            command = AddStock(items=field(msg, "items", list))
         case "buy_chips":
             command = BuyChips(player=player or "", amount=amount_field(msg))
         case _:
