@@ -34,7 +34,7 @@ def new_sheet(table: str, limit: int) -> dict[str, Any]:
         "aggregate": 0,
         "distance_to_limit": limit,
         "awarded": [],
-        "inventory": [],
+        "inventory": {},
         "inventory_value": 0,
         "stocked_count": 0,
         "stocked_value": 0,
@@ -72,7 +72,7 @@ class ControlSheets:
                     "donated": item["donated"],
                     "stocked_at": ts,
                 }
-                sheet["inventory"].append(entry)
+                sheet["inventory"][item["item"]] = entry
                 sheet["inventory_value"] += item["value"]
                 sheet["stocked_count"] += 1
                 sheet["stocked_value"] += item["value"]
@@ -90,7 +90,7 @@ class ControlSheets:
                     "at": ts,
                 }
             )
-            sheet["inventory"] = [i for i in sheet["inventory"] if i["item"] != data["item"]]
+            sheet["inventory"].pop(data["item"], None)
             sheet["inventory_value"] -= data["value"]
             sheet["aggregate"] = data["aggregate"]
             sheet["distance_to_limit"] = sheet["limit"] - data["aggregate"]
@@ -99,10 +99,24 @@ class ControlSheets:
             sheet["closed_at"] = ts
 
     def sheet(self, table: str) -> dict[str, Any] | None:
-        return self.sheets.get(table)
+        """One wheel's sheet as plain data (the shelf as a list, in stocking order)."""
+        sheet = self.sheets.get(table)
+        if sheet is None:
+            return None
+        out = copy.deepcopy(sheet)
+        out["inventory"] = list(out["inventory"].values())
+        return out
+
+    def all_sheets(self) -> list[dict[str, Any]]:
+        """Every wheel's sheet, by table id."""
+        return [s for t in sorted(self.sheets) if (s := self.sheet(t)) is not None]
 
     def snapshot(self) -> dict[str, Any]:
-        return {"sheets": copy.deepcopy(self.sheets)}
+        return {"sheets": {t: self.sheet(t) for t in sorted(self.sheets)}}
 
     def restore(self, data: dict[str, Any]) -> None:
-        self.sheets = copy.deepcopy(data.get("sheets", {}))
+        self.sheets = {}
+        for table, sheet in data.get("sheets", {}).items():
+            restored = copy.deepcopy(sheet)
+            restored["inventory"] = {i["item"]: i for i in restored["inventory"]}
+            self.sheets[table] = restored

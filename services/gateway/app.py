@@ -680,8 +680,8 @@ async def get_control_sheets(request: web.Request, who: Principal) -> web.Respon
     """Every merchandise wheel's control sheet (auditors, ops, members in charge)."""
     if who.role not in CONTROL_SHEET_READERS:
         return _forbidden("control sheets are for auditors, ops and members in charge")
-    sheets = request.app[RUNTIME].control_sheets.sheets
-    return web.json_response({"control_sheets": [sheets[t] for t in sorted(sheets)]})
+    sheets = request.app[RUNTIME].control_sheets.all_sheets()
+    return web.json_response({"control_sheets": sheets})
 
 
 async def get_control_sheet(request: web.Request, who: Principal) -> web.Response:
