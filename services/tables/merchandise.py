@@ -99,7 +99,7 @@ def check_exposure(shelf: Shelf, config: Mapping[str, Any], space: str) -> None:
     For every section the bet wins on, the section's winners (this bet included) must each
     get an item of the section's prize class, and the value handed out must fit under the
     aggregate prize limit."""
-    for section in sections_won_by(config, space):
+    for section in sections_won_by(config, space, MERCHANDISE_WHEEL):
         prize = section_prize(config, section)
         if prize is None:
             continue
@@ -122,7 +122,7 @@ def check_exposure(shelf: Shelf, config: Mapping[str, Any], space: str) -> None:
 def exposed(shelf: Shelf, config: Mapping[str, Any], space: str, delta: int) -> Shelf:
     """The round's exposure after a bet on ``space`` is placed (+1) or cancelled (-1)."""
     exposure = dict(shelf.exposure)
-    for section in sections_won_by(config, space):
+    for section in sections_won_by(config, space, MERCHANDISE_WHEEL):
         if section_prize(config, section) is not None:
             exposure[section] = exposure.get(section, 0) + delta
     return replace(shelf, exposure=exposure)
