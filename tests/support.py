@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,8 @@ class WsClient:
         self.closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read())
         self._ids = 0
+        self._prefix = uuid.uuid4().hex[:12]
+        """Command ids unique across clients and reconnects (the server keeps ids forever)."""
 
     async def _read(self) -> None:
         try:
@@ -97,7 +100,7 @@ class WsClient:
 
     def next_id(self) -> str:
         self._ids += 1
-        return f"c-{id(self)}-{self._ids}"
+        return f"c-{self._prefix}-{self._ids}"
 
     async def cmd(self, op: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
         fields.setdefault("id", self.next_id())

@@ -10,7 +10,7 @@ limit of GML 189(6)(a)(1) (a table setting, ``aggregate_prize_limit``):
   passing the limit (``prize_limit`` otherwise). The limit is therefore never exceeded,
   however many bets win at once, and no winner is ever owed an item the wheel cannot give;
 - the wheel closes itself (``PrizeLimitReached``) when the aggregate reaches the limit, or
-  when no item left on its shelf can be awarded any more without passing it.
+  when no item next in line on its shelf can be awarded any more without passing it.
 
 No I/O, clock or randomness.
 """
@@ -170,12 +170,14 @@ def awards(
 
 
 def limit_reached(shelf: Shelf) -> bool:
-    """Whether the wheel must close: the aggregate reached the limit, or no item left on
-    the shelf can be awarded without passing it (an empty shelf waits for a restock)."""
+    """Whether the wheel must close: the aggregate reached the limit, or the shelf holds
+    items but none of those next in line (the oldest of each prize class, as they are
+    awarded) fits under the limit any more, so no win could be honoured. An empty shelf
+    waits for a restock."""
     if shelf.aggregate >= shelf.limit:
         return True
-    values = [item.value for items in shelf.by_prize.values() for item in items]
-    return bool(values) and min(values) > shelf.headroom
+    next_in_line = [items[0].value for items in shelf.by_prize.values() if items]
+    return bool(next_in_line) and min(next_in_line) > shelf.headroom
 
 
 def awarded(shelf: Shelf, event: MerchandiseAwarded) -> Shelf:

@@ -334,7 +334,12 @@ def _add_stock(state: TableState, command: AddStock) -> list[Event]:
         raise RuleError("wrong_game", f"{state.table} is not a merchandise wheel")
     if not isinstance(command.items, list) or not command.items:
         raise RuleError("bad_request", "items must be a non-empty list of merchandise")
-    items = merchandise.stock_items(parse_inventory(state.config, command.items))
+    try:
+        items = merchandise.stock_items(parse_inventory(state.config, command.items))
+    except RuleError as e:
+        if e.code != "invalid_config":
+            raise
+        raise RuleError("invalid_stock", e.message) from None
     merchandise.check_restock(state.shelf, items)
     return [MerchandiseStocked(items=items, source="restock")]
 

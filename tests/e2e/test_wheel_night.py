@@ -247,14 +247,10 @@ class ShelfModel:
         return out
 
     def must_close(self) -> bool:
-        """The aggregate reached the limit, or no item left on the shelf fits under it.
-
-        This is the server's reading (the cheapest item left). Known gap, reported: items
-        go oldest first, so a cheap item queued behind a dearer one that no longer fits
-        cannot be awarded either, yet the wheel stays open, refusing every bet that could
-        win with ``prize_limit``. This night's seed never reaches that state."""
-        values = [i["value"] for i in self.left()]
-        return self.aggregate >= self.limit or (bool(values) and min(values) > self.headroom)
+        """The aggregate reached the limit, or the shelf holds items but none of those next
+        in line (the oldest of each class: items go oldest first) fits under it."""
+        heads = [items[0]["value"] for items in self.by_prize.values() if items]
+        return self.aggregate >= self.limit or (bool(heads) and min(heads) > self.headroom)
 
     def sheet(self) -> dict[str, Any]:
         """The control sheet as the server must show it (without its timestamps)."""
@@ -772,10 +768,13 @@ async def test_a_night_of_wheels_survives_restarts_and_closes_at_the_prize_limit
         } - awarded_ids
         assert sheet["stocked_value"] == sheet["aggregate"] + sheet["inventory_value"]
         assert sheet["distance_to_limit"] == LIMIT - sheet["aggregate"]
-        # Closed because the limit was reached or nothing left fits under it.
-        left_values = [i["value"] for i in sheet["inventory"]]
+        # Closed because the limit was reached or no item next in line (the oldest of each
+        # class; the sheet lists the shelf in stocking order) fits under it.
+        heads: dict[str, int] = {}
+        for entry in sheet["inventory"]:
+            heads.setdefault(entry["prize"], entry["value"])
         assert sheet["distance_to_limit"] == 0 or (
-            left_values and min(left_values) > sheet["distance_to_limit"]
+            heads and min(heads.values()) > sheet["distance_to_limit"]
         )
         pushed = await night.watcher.wait_view(lambda d: d["closed"] == "prize_limit")
         assert untimed(pushed) == expected

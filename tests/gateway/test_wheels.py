@@ -314,8 +314,8 @@ async def test_a_bet_that_could_pass_the_aggregate_limit(night: Night) -> None:
     [
         ([{"item": "mug-1", "prize": "mug", "value": 100}], "duplicate_item"),
         ([{"item": "tv-1", "prize": "mug", "value": 40_001}], "prize_over_limit"),
-        ([{"item": "sofa-1", "prize": "sofa", "value": 100}], "invalid_config"),
-        ([{"item": "mug-7", "prize": "mug"}], "invalid_config"),
+        ([{"item": "sofa-1", "prize": "sofa", "value": 100}], "invalid_stock"),
+        ([{"item": "mug-7", "prize": "mug"}], "invalid_stock"),
         ([], "bad_request"),
     ],
 )

@@ -171,7 +171,7 @@ def test_a_member_in_charge_restocks_and_items_join_the_back_of_their_class() ->
         ([item("mug-1", "mug", 500)], "duplicate_item"),
         ([item("x", "mug", 1), item("x", "mug", 1)], "duplicate_item"),
         ([item("tv", "bike", 40_001)], "prize_over_limit"),
-        ([item("tv", "sofa", 100)], "invalid_config"),
+        ([item("tv", "sofa", 100)], "invalid_stock"),
         ([], "bad_request"),
         ("mug", "bad_request"),
     ],
@@ -271,3 +271,16 @@ def test_money_and_merchandise_are_conserved_and_the_limit_never_passed(
         assert stocked_value == awarded_value + sum(i.value for i in shelf.items())
     assert paid == 0
     assert all(count == 1 for count in awarded_items.values())
+
+
+def test_the_wheel_closes_when_no_item_next_in_line_fits_though_a_later_one_would() -> None:
+    """Items go oldest first: a cheap mug behind a dear one that no longer fits can never be
+    handed out, so the wheel can honour no win and closes (docs/RULES.md 12d)."""
+    state = opened(
+        sections=[{"shows": ["1"], "prize": "mug"}, {"shows": ["2"]}],
+        aggregate_prize_limit=900,
+        inventory=[item("a", "mug", 500), item("b", "mug", 500), item("c", "mug", 300)],
+    )
+    state, _ = run(state, OpenRound(), bet("1"), CallNoMoreBets())
+    state, events = run(state, spin(0))  # a: 500 awarded, 400 left; next in line b is 500
+    assert isinstance(events[-1], PrizeLimitReached) and state.closed
