@@ -1,6 +1,6 @@
 """The event vocabulary. Importing this package registers every event type."""
 
-from events import cage, license, raffles, tables
+from events import cage, license, merchandise, raffles, tables
 from events.base import Event, event, from_data, registered, to_data, upcaster
 from events.envelope import GENESIS_HASH, Envelope, seal
 
@@ -12,6 +12,7 @@ __all__ = [
     "event",
     "from_data",
     "license",
+    "merchandise",
     "raffles",
     "registered",
     "seal",

@@ -62,7 +62,7 @@ class Bankrolls:
             o = self.occasions[occ] = _zero(TOTAL_FIELDS)
         return (self.organization, o)
 
-    def apply(self, type_: str, stream: str, data: dict[str, Any]) -> None:
+    def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
         if type_ == "BetPlaced":
             self._wager(stream, data["player"], data["amount"], 1)
         elif type_ == "Settled":

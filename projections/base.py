@@ -13,8 +13,9 @@ from typing import Any, Protocol
 class Projection(Protocol):
     name: str
 
-    def apply(self, type_: str, stream: str, data: dict[str, Any]) -> None:
-        """Fold one event (its type, stream and body data)."""
+    def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
+        """Fold one event: its type, stream, body data and when it happened (the envelope's
+        occurred-at, unix ms)."""
         ...
 
     def snapshot(self) -> dict[str, Any]:

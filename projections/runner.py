@@ -33,18 +33,18 @@ def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, byt
 
 
 def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) -> None:
-    """Decode only what the folds need (type, stream, data) and apply it to each."""
+    """Decode only what the folds need (type, stream, data, occurred-at) and apply it."""
     unpackb = msgpack.unpackb
     if len(projections) == 1:
         apply = projections[0].apply
         for raw in payloads:
             f = unpackb(raw, raw=False)
-            apply(f[1], f[3], f[11])
+            apply(f[1], f[3], f[11], f[5])
         return
     for raw in payloads:
         f = unpackb(raw, raw=False)
         for p in projections:
-            p.apply(f[1], f[3], f[11])
+            p.apply(f[1], f[3], f[11], f[5])
 
 
 class ProjectionRunner:
@@ -76,9 +76,13 @@ class ProjectionRunner:
         if raw is None:
             return
         saved: dict[str, Any] = msgpack.unpackb(raw, raw=False)
+        if any(p.name not in saved["states"] for p in self.projections):
+            # A projection this checkpoint does not know (new in this version) must see the
+            # whole log: start every projection from the beginning.
+            log.info("checkpoint_ignored", reason="a projection is missing from it")
+            return
         for p in self.projections:
-            if p.name in saved["states"]:
-                p.restore(saved["states"][p.name])
+            p.restore(saved["states"][p.name])
         self.last_id = self.saved_id = saved["last_id"]
 
     async def save_checkpoint(self) -> None:

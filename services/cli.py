@@ -154,13 +154,15 @@ async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 async def _replay(args: argparse.Namespace) -> int:
     """Rebuild every projection from the org log (``casino-night replay``)."""
     from projections.bankroll import Bankrolls
+    from projections.control_sheets import ControlSheets
     from projections.raffles import Raffles
     from projections.runner import ProjectionRunner
 
     async with _offline_store(args) as store:
         bankrolls = Bankrolls()
+        control_sheets = ControlSheets()
         raffles = Raffles()
-        runner = ProjectionRunner(store, [bankrolls, raffles])
+        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles])
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
@@ -170,6 +172,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "seconds": round(elapsed, 3),
             "last_id": runner.last_id,
             "bankrolls": bankrolls.snapshot() if args.show else None,
+            "control_sheets": control_sheets.snapshot()["sheets"] if args.show else None,
             "raffles": raffles.views() if args.show else None,
         }
         print(json.dumps(report, indent=2))

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
 import structlog
 
 from events.codec import decode
 from projections.bankroll import Bankrolls
+from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner
 from services.actor import cancel_and_wait
@@ -26,6 +28,11 @@ from services.store.redis_store import EventStore, RedisClient, close_redis, ope
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
+
+ViewListener = Callable[[dict[str, Any] | None], None]
+VIEWS = ("control_sheet", "raffle")
+"""Projection views a client may watch (``subscribe`` with ``view``): a merchandise
+wheel's control sheet, keyed by table id; a raffle, keyed by raffle id."""
 
 
 @dataclass(kw_only=True)
@@ -43,6 +50,8 @@ class Runtime:
     broker: Broker = field(default_factory=Broker)
     supervisor: Supervisor = field(init=False)
     bankrolls: Bankrolls = field(default_factory=Bankrolls)
+    control_sheets: ControlSheets = field(default_factory=ControlSheets)
+    view_listeners: dict[tuple[str, str], set[ViewListener]] = field(default_factory=dict)
     raffles: Raffles = field(default_factory=Raffles)
     vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
@@ -75,7 +84,9 @@ class Runtime:
         )
         await self.supervisor.start()
         self.runner = ProjectionRunner(
-            self.store, [self.bankrolls, self.raffles], on_entries=self._publish_log
+            self.store,
+            [self.bankrolls, self.control_sheets, self.raffles],
+            on_entries=self._publish_log,
         )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
@@ -83,9 +94,35 @@ class Runtime:
         log.info("night_started", organization=self.night.organization, redis=url)
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
-        """Feed the org log's subscribers in log order (decoded only when someone listens)."""
+        """Feed the org log's subscribers in log order (decoded only when someone listens),
+        then push each watched view the page changed."""
         if self.broker.subscribers(LOG):
             self.broker.publish_log([decode(raw, log_id) for log_id, raw in page])
+        if self.view_listeners:
+            touched = {msgpack.unpackb(raw, raw=False)[3] for _log_id, raw in page}
+            for (kind, key), listeners in list(self.view_listeners.items()):
+                if view_stream(kind, key) in touched:
+                    data = self.view(kind, key)
+                    for listener in tuple(listeners):
+                        listener(data)
+
+    def view(self, kind: str, key: str) -> dict[str, Any] | None:
+        """A projection view's current data (None: nothing to show for that key)."""
+        if kind == "control_sheet":
+            return self.control_sheets.sheet(key)
+        if kind == "raffle":
+            return self.raffles.view(key)
+        raise KeyError(kind)
+
+    def watch(self, kind: str, key: str, listener: ViewListener) -> None:
+        self.view_listeners.setdefault((kind, key), set()).add(listener)
+
+    def unwatch(self, kind: str, key: str, listener: ViewListener) -> None:
+        listeners = self.view_listeners.get((kind, key))
+        if listeners is not None:
+            listeners.discard(listener)
+            if not listeners:
+                del self.view_listeners[(kind, key)]
 
     async def stop(self) -> None:
         await self.supervisor.stop()
@@ -100,3 +137,12 @@ class Runtime:
             await close_redis(self.redis)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
+
+
+def view_stream(kind: str, key: str) -> str:
+    """The aggregate stream whose events change a view."""
+    if kind == "control_sheet":
+        return f"table:{key}"
+    if kind == "raffle":
+        return f"raffle:{key}"
+    return key

@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +60,8 @@ class WsClient:
         self.ws = ws
         self.events: list[dict[str, Any]] = []
         self.replies: dict[Any, dict[str, Any]] = {}
+        self.views: list[dict[str, Any]] = []
+        """Pushed projection views (``{"view", "key", "data"}``), in arrival order."""
         self.arrivals: list[tuple[str, Any]] = []
         """Every frame in arrival order: ("re", id) for replies, ("ev", (stream, seq))."""
         self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
@@ -65,6 +69,8 @@ class WsClient:
         self.closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read())
         self._ids = 0
+        self._prefix = uuid.uuid4().hex[:12]
+        """Command ids unique across clients and reconnects (the server keeps ids forever)."""
 
     async def _read(self) -> None:
         try:
@@ -72,7 +78,10 @@ class WsClient:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     continue
                 data = json.loads(msg.data)
-                if "ev" in data:
+                if "view" in data:
+                    self.views.append(data)
+                    self._event_signal.set()
+                elif "ev" in data:
                     self.arrivals.append(("ev", (data["ev"]["stream"], data["ev"]["seq"])))
                     self.events.append(data["ev"])
                     self._event_signal.set()
@@ -91,7 +100,7 @@ class WsClient:
 
     def next_id(self) -> str:
         self._ids += 1
-        return f"c-{id(self)}-{self._ids}"
+        return f"c-{self._prefix}-{self._ids}"
 
     async def cmd(self, op: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
         fields.setdefault("id", self.next_id())
@@ -122,6 +131,22 @@ class WsClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"{len(got)} of {count} events of {stream}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._event_signal.wait(), remaining)
+
+    async def wait_view(
+        self, check: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """Wait for a pushed view whose data passes ``check``; return that data."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for pushed in self.views:
+                if pushed["data"] is not None and check(pushed["data"]):
+                    return dict(pushed["data"])
+            self._event_signal.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no matching view among {len(self.views)} pushed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._event_signal.wait(), remaining)
 

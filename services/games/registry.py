@@ -6,8 +6,9 @@ from collections.abc import Mapping
 
 from services.games.base import Game
 from services.games.roulette import ROULETTE
+from services.games.wheels import WHEEL_GAMES
 
-GAMES: Mapping[str, Game] = {ROULETTE.name: ROULETTE}
+GAMES: Mapping[str, Game] = {ROULETTE.name: ROULETTE, **WHEEL_GAMES}
 
 
 def game(name: str) -> Game:

@@ -40,7 +40,7 @@ from services.raffles import board
 from services.raffles.purchasers import parse_account, parse_exclusion_csv
 from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaffle
 from services.raffles.vault import VaultError
-from services.runtime import Runtime
+from services.runtime import VIEWS, Runtime, ViewListener
 from services.tables.rules import DrawOutcome, TableState, table_game
 
 log = structlog.get_logger(__name__)
@@ -183,6 +183,7 @@ class Client:
         self.transport = transport
         self.limit = runtime.settings.send_buffer_bytes
         self.subs: dict[str, Subscription] = {}
+        self.views: dict[tuple[str, str], ViewListener] = {}
         self.too_slow = False
         self.in_flight = 0
         """Commands sent on this connection and not yet answered."""
@@ -237,6 +238,9 @@ class Client:
         for stream, sub in self.subs.items():
             self.runtime.broker.remove(stream, sub.deliver)
         self.subs.clear()
+        for (kind, key), listener in self.views.items():
+            self.runtime.unwatch(kind, key, listener)
+        self.views.clear()
 
 
 def _principal(request: web.Request) -> Principal:
@@ -564,6 +568,52 @@ async def _subscribe_task(client: Client, msg: dict[str, Any]) -> None:
         client.reply(_dumps({"re": msg.get("id"), **error_reply("internal", "internal error")}))
 
 
+CONTROL_SHEET_READERS = frozenset({"auditor", "ops", "member_in_charge"})
+
+
+def may_read_sheet(who: Principal, table: str) -> bool:
+    """A merchandise wheel's control sheet is for auditors, ops, members in charge and the
+    wheel's own dealers."""
+    return who.role in CONTROL_SHEET_READERS or (who.role == "dealer" and table in who.tables)
+
+
+def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
+    """The (view, key) a ``subscribe``/``unsubscribe`` with ``view`` names, checked."""
+    kind = text_field(msg, "view")
+    if kind not in VIEWS:
+        raise ProtocolError("unknown_view", f"no view {kind!r}; views: {', '.join(VIEWS)}")
+    if kind == "raffle":
+        raffle = text_field(msg, "raffle")
+        if client.runtime.raffles.view(raffle) is None:
+            raise ProtocolError("unknown_raffle", f"no raffle {raffle!r}")
+        if not may_read(client.who, f"raffle:{raffle}"):
+            raise ProtocolError("forbidden", f"{client.who.role} may not read raffles")
+        return kind, raffle
+    table = text_field(msg, "table")
+    if client.runtime.control_sheets.sheet(table) is None:
+        raise ProtocolError("unknown_table", f"no merchandise wheel {table!r}")
+    if not may_read_sheet(client.who, table):
+        raise ProtocolError("forbidden", f"{client.who.role} may not read {table}'s sheet")
+    return kind, table
+
+
+def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
+    """Reply with the view's current data, then push it whenever an event changes it."""
+    kind, key = _view_key(client, msg)
+    runtime = client.runtime
+    old = client.views.pop((kind, key), None)
+    if old is not None:
+        runtime.unwatch(kind, key, old)
+
+    def push(data: dict[str, Any] | None) -> None:
+        client.push(ws_text_frame(_dumps({"view": kind, "key": key, "data": data})))
+
+    runtime.watch(kind, key, push)
+    client.views[(kind, key)] = push
+    data = runtime.view(kind, key)
+    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": {"view": kind, "data": data}}))
+
+
 def _on_text(client: Client, text: str, tasks: set[asyncio.Task[None]]) -> None:
     """Handle one request frame. A command needs no task of its own: it is queued for its
     actor and its reply is written when the actor answers. Commands of one connection run
@@ -573,6 +623,16 @@ def _on_text(client: Client, text: str, tasks: set[asyncio.Task[None]]) -> None:
         msg = parse_json(text)
         msg_id = msg.get("id")
         op = req_field(msg, "op", str)
+        if op == "subscribe" and "view" in msg:
+            _subscribe_view(client, msg)
+            return
+        if op == "unsubscribe" and "view" in msg:
+            kind, key = _view_key(client, msg)
+            listener = client.views.pop((kind, key), None)
+            if listener is not None:
+                client.runtime.unwatch(kind, key, listener)
+            client.reply(_dumps({"re": msg_id, "ok": True, "result": {}}))
+            return
         if op == "subscribe":
             task = asyncio.create_task(_subscribe_task(client, msg))
             tasks.add(task)
@@ -727,6 +787,23 @@ def table_view(state: TableState) -> dict[str, Any]:
         ],
         "last_outcome": state.last_outcome,
         "recent_outcomes": list(state.recent),
+        **_shelf_view(state),
+    }
+
+
+def _shelf_view(state: TableState) -> dict[str, Any]:
+    """A merchandise wheel's prize position: value awarded, limit, what is on the shelf."""
+    shelf = state.shelf
+    if shelf is None:
+        return {}
+    on_shelf: dict[str, int] = {p: len(items) for p, items in sorted(shelf.by_prize.items())}
+    return {
+        "prizes": {
+            "aggregate": shelf.aggregate,
+            "limit": shelf.limit,
+            "headroom": shelf.headroom,
+            "on_shelf": on_shelf,
+        }
     }
 
 
@@ -785,6 +862,27 @@ async def get_table_bankroll(request: web.Request, who: Principal) -> web.Respon
         table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0)
     )
     return web.json_response({"table": table, **totals})
+
+
+async def get_control_sheets(request: web.Request, who: Principal) -> web.Response:
+    """Every merchandise wheel's control sheet (auditors, ops, members in charge)."""
+    if who.role not in CONTROL_SHEET_READERS:
+        return _forbidden("control sheets are for auditors, ops and members in charge")
+    sheets = request.app[RUNTIME].control_sheets.all_sheets()
+    return web.json_response({"control_sheets": sheets})
+
+
+async def get_control_sheet(request: web.Request, who: Principal) -> web.Response:
+    """One merchandise wheel's control sheet (also its dealers)."""
+    table = request.match_info["id"]
+    if not may_read_sheet(who, table):
+        return _forbidden("a control sheet is for its dealers, auditors, ops, members in charge")
+    sheet = request.app[RUNTIME].control_sheets.sheet(table)
+    if sheet is None:
+        return web.json_response(
+            error_reply("unknown_table", "no merchandise wheel of that id"), status=404
+        )
+    return web.json_response(sheet)
 
 
 async def get_raffles(request: web.Request, who: Principal) -> web.Response:
@@ -877,6 +975,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/raffles", _authenticated(get_raffles))
     app.router.add_get("/api/raffles/{id}", _authenticated(get_raffle))
     app.router.add_get("/api/streams/{stream}/events", _authenticated(get_stream_events))
+    app.router.add_get("/api/control-sheets", _authenticated(get_control_sheets))
+    app.router.add_get("/api/control-sheets/{id}", _authenticated(get_control_sheet))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

@@ -125,6 +125,8 @@ TABLE_OPS = frozenset(
     {"open_round", "no_more_bets", "record_outcome", "draw_outcome", "close_table"}
 )
 CAGE_OPS = frozenset({"buy_chips", "cash_out"})
+MERCHANDISE_OPS = frozenset({"add_stock"})
+"""A merchandise wheel's shelf is restocked by a member in charge (4620.10(e))."""
 RAFFLE_SELLER_OPS = frozenset({"sell_ticket", "register_purchaser"})
 """Sellers sell raffle tickets (at the door, or online for a registered purchaser)."""
 RAFFLE_MIC_OPS = frozenset(
@@ -149,15 +151,15 @@ its events carry no personal data."""
 
 def may_read(p: Principal, stream: str) -> bool:
     """Auditors and ops read everything; dealers their tables; cashiers the cage; players
-    any table (the layout is public at the table) but not the cage or the log; raffles
-    are read by :data:`RAFFLE_READERS`."""
+    and members in charge any table (the layout is public at the table) but not the cage
+    or the log; raffles are read by :data:`RAFFLE_READERS`."""
     if p.role in READ_ALL:
         return True
     if stream.startswith("table:"):
         table = stream.removeprefix("table:")
         if p.role == "dealer":
             return table in p.tables
-        return p.role == "player"
+        return p.role in ("player", "member_in_charge")
     if stream == "cage":
         return p.role == "cashier"
     if stream.startswith("raffle:"):
@@ -183,6 +185,8 @@ def authorize(p: Principal, op: str, table: str | None, player: str | None) -> s
         return f"{op} is for players and the table's dealer"
     if op in CAGE_OPS:
         return None if p.role == "cashier" else f"{op} is for cashiers"
+    if op in MERCHANDISE_OPS:
+        return None if p.role == "member_in_charge" else f"{op} is for a member in charge"
     if op == "register_purchaser":
         if p.role in ("seller", "member_in_charge"):
             return None

@@ -34,6 +34,7 @@ from services.raffles.state import (
 )
 from services.supervisor import CAGE, table_stream
 from services.tables.rules import (
+    AddStock,
     CallNoMoreBets,
     CancelBet,
     CloseTable,
@@ -55,6 +56,7 @@ COMMAND_OPS = frozenset(
         "close_table",
         "buy_chips",
         "cash_out",
+        "add_stock",
     }
 )
 RAFFLE_OPS = frozenset(
@@ -219,6 +221,8 @@ def parse_command(
             if not isinstance(reason, str):
                 raise ProtocolError("bad_request", "field 'reason' must be str")
             command = CloseTable(reason=reason[:200])
+        case "add_stock":
+            command = AddStock(items=field(msg, "items", list))
         case "buy_chips":
             command = BuyChips(player=player or "", amount=amount_field(msg))
         case _:

@@ -35,7 +35,8 @@ class TableRules:
         return (command.player,) if isinstance(command, PlaceBet) else ()
 
     def result(self, state: TableState, envelopes: Sequence[Envelope]) -> dict[str, Any]:
-        """The reply: the last seq and round; the bet id of a bet; the outcome and payouts."""
+        """The reply: the last seq and round; the bet id of a bet; the outcome and payouts;
+        at a merchandise wheel the items awarded, the items stocked and a closing."""
         out: dict[str, Any] = {"seq": envelopes[-1].seq if envelopes else state.version}
         if state.round:
             out["round"] = state.round
@@ -46,4 +47,12 @@ class TableRules:
                 out["outcome"] = env.data["outcome"]
                 out["paid"] = env.data["paid"]
                 out["wagered"] = env.data["wagered"]
+            elif env.type == "MerchandiseAwarded":
+                d = env.data
+                award = {k: d[k] for k in ("bet_id", "player", "item", "prize", "value")}
+                out.setdefault("awards", []).append(award)
+            elif env.type == "MerchandiseStocked":
+                out["stocked"] = len(env.data["items"])
+            elif env.type == "PrizeLimitReached":
+                out["closed"] = "prize_limit"
         return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 from events.base import Event
+from events.merchandise import MerchandiseAwarded, MerchandiseStocked, PrizeLimitReached
 from events.tables import (
     BetCancelled,
     BetPlaced,
@@ -27,6 +28,9 @@ from events.tables import (
 )
 from services.games.base import Game, PlacedBet, RuleError
 from services.games.registry import game as game_named
+from services.games.wheels import parse_inventory
+from services.tables import merchandise
+from services.tables.merchandise import MERCHANDISE_WHEEL, Shelf
 
 Phase = Literal["idle", "betting", "no_more_bets"]
 OutcomeMode = Literal["dealer", "rng"]
@@ -53,6 +57,8 @@ class TableState:
     cancelled: frozenset[str] = frozenset()
     last_outcome: str | None = None
     recent: tuple[str, ...] = ()
+    shelf: Shelf | None = None
+    """A merchandise wheel's prizes and control-sheet aggregate (None at other games)."""
 
     @property
     def bets(self) -> dict[str, PlacedBet]:
@@ -123,6 +129,13 @@ class CloseTable:
     reason: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddStock:
+    """A member in charge puts merchandise on a merchandise wheel's shelf, 4620.10(e)."""
+
+    items: Any
+
+
 TableCommand = (
     OpenTable
     | OpenRound
@@ -132,6 +145,7 @@ TableCommand = (
     | RecordOutcome
     | DrawOutcome
     | CloseTable
+    | AddStock
 )
 
 
@@ -162,6 +176,8 @@ def decide(state: TableState, command: TableCommand) -> list[Event]:
             return _draw_outcome(state, command)
         case CloseTable():
             return _close_table(state, command)
+        case AddStock():
+            return _add_stock(state, command)
     raise RuleError("bad_request", f"unknown command {command!r}")  # pragma: no cover
 
 
@@ -181,11 +197,16 @@ def _open_table(state: TableState, command: OpenTable) -> list[Event]:
             f"table {state.table} is already open with another configuration; "
             "a table's configuration is fixed for its stream",
         )
-    return [
+    opened: list[Event] = [
         TableOpened(
             table=state.table, game=command.game, config=config, outcome_mode=command.outcome_mode
         )
     ]
+    if command.game == MERCHANDISE_WHEEL and config.get("inventory"):
+        # The opening inventory of the control sheet, 4620.10(e).
+        items = merchandise.stock_items(config["inventory"])
+        opened.append(MerchandiseStocked(items=items, source="opening"))
+    return opened
 
 
 def _open_round(state: TableState) -> list[Event]:
@@ -207,6 +228,8 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             f"round {state.round} of {state.table} is closed for bets (no more bets, 4620.4(c)(1))",
         )
     bet = table_game(state).check_bet(state.config, command.bet, command.amount)
+    if state.shelf is not None:
+        merchandise.check_exposure(state.shelf, state.config, bet["space"])
     seq = state.version + 1
     bet_id = f"{state.table}.{state.round}.{seq}"
     return [
@@ -271,7 +294,7 @@ def _outcome_and_settlement(
     state: TableState, game: Game, outcome: Mapping[str, Any], source: str
 ) -> list[Event]:
     settlements = settle_round(state, game, outcome)
-    return [
+    events: list[Event] = [
         OutcomeRecorded(round=state.round, outcome=outcome, source=source),
         Settled(
             round=state.round,
@@ -281,6 +304,11 @@ def _outcome_and_settlement(
             paid=sum([s.paid for s in settlements]),
         ),
     ]
+    if state.shelf is not None:
+        events += merchandise.awards(
+            state.shelf, state.config, state.round, outcome["section"], settlements
+        )
+    return events
 
 
 def settle_round(
@@ -299,11 +327,31 @@ def _close_table(state: TableState, command: CloseTable) -> list[Event]:
     return [TableClosed(reason=command.reason)]
 
 
+def _add_stock(state: TableState, command: AddStock) -> list[Event]:
+    """Restock a merchandise wheel: every item valid for its layout, none over the single
+    prize limit (4620.10(d), GML 189(5)(a)) and none already on its control sheet."""
+    if state.shelf is None:
+        raise RuleError("wrong_game", f"{state.table} is not a merchandise wheel")
+    if not isinstance(command.items, list) or not command.items:
+        raise RuleError("bad_request", "items must be a non-empty list of merchandise")
+    try:
+        items = merchandise.stock_items(parse_inventory(state.config, command.items))
+    except RuleError as e:
+        if e.code != "invalid_config":
+            raise
+        raise RuleError("invalid_stock", e.message) from None
+    merchandise.check_restock(state.shelf, items)
+    return [MerchandiseStocked(items=items, source="restock")]
+
+
 def evolve(state: TableState, event: Event) -> TableState:
     """Fold one event into the table's state."""
     version = state.version + 1
     match event:
         case TableOpened():
+            shelf = None
+            if event.game == MERCHANDISE_WHEEL:
+                shelf = Shelf(limit=int(event.config["aggregate_prize_limit"]))
             return replace(
                 state,
                 version=version,
@@ -311,6 +359,7 @@ def evolve(state: TableState, event: Event) -> TableState:
                 game=event.game,
                 config=event.config,
                 outcome_mode="rng" if event.outcome_mode == "rng" else "dealer",
+                shelf=shelf,
             )
         case RoundOpened():
             return replace(
@@ -320,14 +369,34 @@ def evolve(state: TableState, event: Event) -> TableState:
                 phase="betting",
                 placed=None,
                 cancelled=frozenset(),
+                shelf=None if state.shelf is None else replace(state.shelf, exposure={}),
             )
         case BetPlaced():
             placed = PlacedBet(
                 bet_id=event.bet_id, player=event.player, bet=event.bet, amount=event.amount
             )
-            return replace(state, version=version, placed=BetNode(placed, state.placed))
+            shelf = state.shelf
+            if shelf is not None:
+                shelf = merchandise.exposed(shelf, state.config, event.bet["space"], +1)
+            return replace(
+                state, version=version, placed=BetNode(placed, state.placed), shelf=shelf
+            )
         case BetCancelled():
-            return replace(state, version=version, cancelled=state.cancelled | {event.bet_id})
+            shelf = state.shelf
+            if shelf is not None:
+                space = state.bets[event.bet_id].bet["space"]
+                shelf = merchandise.exposed(shelf, state.config, space, -1)
+            return replace(
+                state, version=version, cancelled=state.cancelled | {event.bet_id}, shelf=shelf
+            )
+        case MerchandiseStocked() if state.shelf is not None:
+            return replace(
+                state, version=version, shelf=merchandise.stocked(state.shelf, event.items)
+            )
+        case MerchandiseAwarded() if state.shelf is not None:
+            return replace(state, version=version, shelf=merchandise.awarded(state.shelf, event))
+        case PrizeLimitReached():
+            return replace(state, version=version, closed=True)
         case NoMoreBets():
             return replace(state, version=version, phase="no_more_bets")
         case OutcomeRecorded():

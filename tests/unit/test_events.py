@@ -20,6 +20,12 @@ from events.cage import ChipsIssued, ChipsRedeemed
 from events.codec import decode, encode, to_json
 from events.envelope import GENESIS_HASH, Envelope, chain_hash, expected_hash, seal
 from events.license import LicenseRecorded, OccasionStarted
+from events.merchandise import (
+    MerchandiseAwarded,
+    MerchandiseStocked,
+    PrizeLimitReached,
+    StockItem,
+)
 from events.tables import (
     BetCancelled,
     BetPlaced,
@@ -130,6 +136,24 @@ HAND_WRITTEN: list[Event] = [
         period_end="2026-12-31",
     ),
     OccasionStarted(occasion="night-1", name="Autumn night"),
+    MerchandiseStocked(
+        items=(
+            StockItem(item="mug-1", prize="small", value=500, donated=False),
+            StockItem(item="bear-1", prize="large", value=2_500, donated=True),
+        ),
+        source="opening",
+    ),
+    MerchandiseAwarded(
+        round=3,
+        bet_id="prize-1.3.7",
+        player="p-1",
+        item="mug-1",
+        prize="small",
+        value=500,
+        donated=False,
+        aggregate=3_000,
+    ),
+    PrizeLimitReached(aggregate=1_000_000, limit=1_000_000),
     *RAFFLE_SAMPLES,
 ]
 

@@ -100,3 +100,48 @@ def test_a_misspelt_key_is_refused_not_ignored() -> None:
         parse_night(doc)
     with pytest.raises(NightError, match=r"\[cage\] must be a table"):
         parse_night(night_doc("org-a", cage=5))
+
+
+WHEEL_GAMES = [
+    "big_six",
+    "big_nine",
+    "money_wheel",
+    "color_wheel",
+    "horse_race_wheel",
+    "fruit_wheel",
+    "card_wheel",
+    "merchandise_wheel",
+]
+
+
+@pytest.mark.parametrize("game", WHEEL_GAMES)
+def test_every_wheel_game_opens_from_the_night_file_with_its_default_layout(game: str) -> None:
+    doc = with_license([game])
+    doc["tables"] = [{"id": "wheel-1", "game": game, "outcome_mode": "rng"}]
+    [table] = parse_night(doc).tables
+    assert table.game == game and table.config["layout"] == "standard"
+    assert len(table.config["sections"]) > 0
+
+
+def test_seven_wheel_types_need_two_licenses_but_merchandise_wheels_are_free_4620_2() -> None:
+    with pytest.raises(NightError, match=r"single types.*4620\.2"):
+        parse_night(with_license(WHEEL_GAMES, tables=[]))
+    night = parse_night(with_license([*WHEEL_GAMES[:5], "merchandise_wheel"], tables=[]))
+    assert "merchandise_wheel" in night.games
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"sections": ["$1", "$3"]},  # a bill the money wheel does not have
+        {"sections": ["$1", "flag"], "odds": {"flag": [24, 1]}},  # flag below 25 to 1
+        {"layout": "deluxe"},  # no such default layout
+        {"max_bet": 501},  # over $5, 4620.8(b)(3)
+        {"colour": "red"},  # an unknown key
+    ],
+)
+def test_a_wheel_layout_that_does_not_validate_names_the_table(options: dict[str, Any]) -> None:
+    doc = with_license(["money_wheel"])
+    doc["tables"] = [{"id": "money-1", "game": "money_wheel", "options": options}]
+    with pytest.raises(NightError, match="money-1"):
+        parse_night(doc)

@@ -14,11 +14,13 @@ PURE = [
     *sorted((ROOT / "events").glob("*.py")),
     *sorted((ROOT / "services" / "games").glob("*.py")),
     ROOT / "services" / "tables" / "rules.py",
+    ROOT / "services" / "tables" / "merchandise.py",
     ROOT / "services" / "cage" / "rules.py",
     ROOT / "services" / "license.py",
     ROOT / "services" / "limits.py",
     ROOT / "projections" / "base.py",
     ROOT / "projections" / "bankroll.py",
+    ROOT / "projections" / "control_sheets.py",
 ]
 FORBIDDEN = {
     "asyncio", "redis", "aiohttp", "structlog", "time", "random", "uuid", "secrets",
