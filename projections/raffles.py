@@ -71,7 +71,9 @@ class Raffles:
     def __init__(self) -> None:
         self.raffles: dict[str, dict[str, Any]] = {}
 
-    def apply(self, type_: str, stream: str, data: dict[str, Any]) -> None:
+    def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
+        """Fold one event. ``ts`` (the envelope's time, which main's runner passes) is not
+        needed: the raffle's events carry their own times where the rules use them."""
         if not stream.startswith(STREAM_PREFIX):
             return
         raffle = stream[len(STREAM_PREFIX) :]
