@@ -333,3 +333,20 @@ async def test_a_retried_sale_or_drawing_is_answered_from_its_first_reply(
     assert status == 200
     types = [e["type"] for e in body["events"]]
     assert types.count("DrawingHeld") == 1 and types.count("TicketSold") == 4
+
+
+async def test_the_raffle_view_is_pushed_as_the_projection_folds(server: LiveServer) -> None:
+    seller, _mic = await clients(server)
+    watcher = await server.connect(token("player", "p-1", player="p-1"))
+    await caught_up(server)
+    reply = await watcher.send({"op": "subscribe", "id": "v-1", "view": "raffle", "raffle": QOH})
+    assert ok(reply)["data"]["sales"] == 0
+    ok(await seller.cmd("sell_ticket", raffle=QOH, amount=400, count=2))
+    data = await watcher.wait_view(lambda d: d["sales"] == 400)
+    assert watcher.views[-1]["view"] == "raffle" and watcher.views[-1]["key"] == QOH
+    assert data["tickets"] == 2 and data["pool"] == 400
+    unknown = await watcher.send({"op": "subscribe", "id": "v-2", "view": "raffle", "raffle": "x"})
+    assert code(unknown) == "unknown_raffle"
+    dealer = await server.connect(dealer_token("roulette-1"))
+    denied = await dealer.send({"op": "subscribe", "id": "v-3", "view": "raffle", "raffle": QOH})
+    assert code(denied) == "forbidden"
