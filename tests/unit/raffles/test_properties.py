@@ -41,7 +41,10 @@ def money_adds_up(r: Raffle) -> None:
     assert sold == s.total_sales and awarded == s.awarded and kept == s.profit
     open_money = s.pool + (s.round_sales if s.kind == "treasure_chest" else 0)
     if s.kind in ("standard", "fifty_fifty"):
-        open_money = 0 if s.ended else s.total_sales
+        # Prizes drawn before the last drawing are paid before the profit is known; once
+        # the raffle ends nothing is left open.
+        open_money = 0 if s.ended else s.total_sales - s.awarded
+        assert s.profit == 0 or s.ended
     assert awarded + kept + open_money == sold
 
 
@@ -168,4 +171,36 @@ def test_no_serial_is_ever_sold_twice(wanted: list[tuple[int, int | None]]) -> N
                 )
         else:
             assert asked[-1] <= 64
+    serials_unique(r)
+
+
+@PROPERTY
+@given(
+    prizes=st.lists(st.tuples(st.integers(1, 50_000), st.booleans()), min_size=1, max_size=6),
+    drawings=st.integers(1, 3),
+    price=st.integers(1, 5_000),
+    data=st.data(),
+)
+def test_a_standard_raffle_keeps_what_its_prizes_do_not_take(
+    prizes: list[tuple[int, bool]], drawings: int, price: int, data: st.DataObject
+) -> None:
+    drawings = min(drawings, len(prizes))  # every drawing has a prize
+    days = [NOW + (10 + d) * 86_400_000 for d in range(drawings)]
+    listed = [
+        {"description": f"prize {i}", "value": value, "cash": cash, "drawing": i % drawings + 1}
+        for i, (value, cash) in enumerate(prizes)
+    ]
+    raw = common(price=price, first_drawing_at=days[0], drawings=days, prizes=listed)
+    r = Raffle("standard", raw)
+    r.method()
+    for _ in range(len(days)):
+        for _ in range(data.draw(st.integers(len(listed), 8), label="sales")):
+            r.sell(data.draw(st.integers(1, 3), label="count"))
+        money_adds_up(r)
+        r.draw(*draw(data, r))
+        money_adds_up(r)
+    assert r.state.ended
+    won = [e.serial for e in of_type(r.log, PrizeAwarded)]
+    assert len(won) == len(set(won)) == len(listed)  # one prize per ticket
+    assert r.state.awarded == sum(p["value"] for p in listed)
     serials_unique(r)
