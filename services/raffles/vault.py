@@ -162,8 +162,10 @@ class PurchaserVault:
     async def register(self, account: PurchaserAccount) -> str:
         """Store a new purchaser's account; their opaque id (``pu_`` + 16 hex digits).
 
-        RuleError ``duplicate_account`` when the account number already belongs to a
-        registered purchaser (one account per number, 4620.22(b)(7)(iii)(c))."""
+        Registering the same account again (every field equal) returns the id it already
+        has, so a retried registration is safe. RuleError ``duplicate_account`` when the
+        account number belongs to a purchaser with other details (one account per number,
+        4620.22(b)(7)(iii)(c))."""
         account_fp = self._account_fingerprint(account.account_number)
         plaintext = json.dumps(account.to_json(), separators=(",", ":"), sort_keys=True).encode()
         while True:
@@ -178,11 +180,27 @@ class PurchaserVault:
                 log.info("purchaser_registered", org=self.org, purchaser=purchaser_id)
                 return purchaser_id
             if done == 0:
+                existing = await self._registered_as(account_fp, account)
+                if existing is not None:
+                    return existing  # a retried registration: the same answer, nothing new
                 raise RuleError(
                     "duplicate_account",
                     "that account number already belongs to a purchaser (4620.22(b)(7)(iii)(c))",
                 )
             # -1: a 64-bit id collided; draw another.
+
+    async def _registered_as(self, account_fp: str, account: PurchaserAccount) -> str | None:
+        """The id of the purchaser registered under this account number, when their stored
+        account is exactly ``account`` (so registering again is a retry, not a duplicate)."""
+        raw: Any = await self.redis.hget(keys.purchaser_accounts(self.org), account_fp)
+        if raw is None:
+            return None
+        purchaser_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+        try:
+            stored = await self.get(purchaser_id)
+        except VaultError:
+            return None
+        return purchaser_id if stored == account else None
 
     async def _data_key(self, purchaser_id: str) -> bytes | None:
         wrapped: Any = await self.redis.hget(keys.purchaser_keys(self.org), purchaser_id)

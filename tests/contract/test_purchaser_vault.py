@@ -144,6 +144,15 @@ async def test_an_account_number_registers_once(vault: PurchaserVault) -> None:
     assert ALICE.account_number not in e.value.message
 
 
+async def test_registering_the_same_account_again_returns_its_id(vault: PurchaserVault) -> None:
+    """A retried registration (every field equal) is answered with the id it already has."""
+    first = await vault.register(ALICE)
+    assert await vault.register(ALICE) == first
+    await vault.erase(first)
+    # once erased, the number is free again: a new registration gets a new id
+    assert await vault.register(ALICE) != first
+
+
 async def test_ciphertext_moved_to_another_purchaser_does_not_decrypt(
     redis_client: aioredis.Redis, org: str, vault: PurchaserVault
 ) -> None:
