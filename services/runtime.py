@@ -21,6 +21,7 @@ from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
 from services.night import Night
+from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
 from services.settings import Settings
 from services.store.embedded import EmbeddedRedis
@@ -81,6 +82,7 @@ class Runtime:
             self.night,
             mailbox_size=s.mailbox_size,
             on_batch=self.metrics.observe_batch,
+            board_key=board.board_key(self.secret),
         )
         await self.supervisor.start()
         self.runner = ProjectionRunner(

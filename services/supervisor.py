@@ -52,8 +52,11 @@ class Supervisor:
         *,
         mailbox_size: int = 1024,
         on_batch: Callable[[int, float], None] | None = None,
+        board_key: bytes = b"",
     ) -> None:
         self.store = store
+        self.board_key = board_key
+        """Seals server-dealt Queen of Hearts boards in Redis (``services.raffles.board``)."""
         self.broker = broker
         self.night = night
         self.actors: dict[str, Actor[Any, Any]] = {}
@@ -131,7 +134,7 @@ class Supervisor:
             commitments: tuple[str, ...] = ()
             if raffle.options.get("board") == "server":
                 commitments = await board.ensure_board(
-                    self.store.redis, self.store.org, raffle.id, self.raffle_rng
+                    self.store.redis, self.board_key, self.store.org, raffle.id, self.raffle_rng
                 )
             await self._system(
                 raffle_stream(raffle.id),

@@ -388,10 +388,13 @@ async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
     redis, org = runtime.store.redis, runtime.store.org
     if isinstance(command, SetupRaffle):
         if command.kind == "queen_of_hearts" and command.config.get("board") == "server":
-            commitments = await board.ensure_board(redis, org, raffle, runtime.rng)
+            key = runtime.supervisor.board_key
+            commitments = await board.ensure_board(redis, key, org, raffle, runtime.rng)
             command = dataclasses.replace(command, board_commitments=commitments)
     elif isinstance(command, RevealCard) and _server_board(runtime, raffle):
-        found = await board.position(redis, org, raffle, command.position)
+        found = await board.position(
+            redis, runtime.supervisor.board_key, org, raffle, command.position
+        )
         if found is not None:
             command = dataclasses.replace(command, card=found[0], salt=found[1])
     elif isinstance(command, SellTicket) and command.online is not None:

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from services.raffles import board
 from services.raffles import queen_of_hearts as qoh
 from services.store import keys
-from tests.e2e.serve import EXE, ServeProcess, WsClient, night_toml
+from tests.e2e.serve import EXE, SECRET, ServeProcess, WsClient, night_toml
 
 ORG = "raffles-e2e"
 QOH = "qoh-e2e"
@@ -66,15 +67,21 @@ def ok(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 async def board_secret(server: ServeProcess) -> list[str]:
-    """The cards of the server-dealt board, read from the server's Redis (the test steers
-    the search so that the queen of hearts is found in the last week)."""
+    """The cards of the server-dealt board, read from the server's Redis with the server's
+    secret (the test steers the search so that the queen of hearts is found in the last
+    week). Stored, the board is sealed: Redis alone does not show a card."""
     client = aioredis.Redis.from_url(f"redis://127.0.0.1:{server.redis_port()}/0")
     try:
         raw = await client.get(keys.raffle_board(ORG, QOH))
+        assert raw is not None and b"QH" not in raw and b"cards" not in raw
+        key = board.board_key(SECRET)
+        cards = []
+        for pos in range(1, 55):
+            found = await board.position(client, key, ORG, QOH, pos)
+            assert found is not None
+            cards.append(found[0])
     finally:
         await client.aclose()
-    assert raw is not None
-    cards: list[str] = json.loads(raw)["cards"]
     return cards
 
 
