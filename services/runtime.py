@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,10 @@ from services.store.redis_store import EventStore, RedisClient, close_redis, ope
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
+
+RAFFLE_CLOCK_SECONDS = 3600.0
+"""How often the server looks in on running raffles for announcements that fall due
+(the 170-day announcement of 4620.24(b)(12)); a day's granularity needs no finer."""
 
 ViewListener = Callable[[dict[str, Any] | None], None]
 VIEWS = ("control_sheet", "raffle")
@@ -93,7 +98,20 @@ class Runtime:
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
+        self.tasks.append(asyncio.create_task(self._raffle_clock(), name="raffle-clock"))
         log.info("night_started", organization=self.night.organization, redis=url)
+
+    async def _raffle_clock(self) -> None:
+        """What raffles must announce by a date they raise by themselves: looked in on at
+        start and every ``RAFFLE_CLOCK_SECONDS``."""
+        while True:
+            try:
+                raised = await self.supervisor.raise_due_announcements(time.time_ns() // 1_000_000)
+                if raised:
+                    log.info("raffle_announcements_raised", raffles=raised)
+            except Exception as e:  # the store may be restarting: look in again later
+                log.warning("raffle_clock_failed", error=type(e).__name__)
+            await asyncio.sleep(RAFFLE_CLOCK_SECONDS)
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
         """Feed the org log's subscribers in log order (decoded only when someone listens),

@@ -25,7 +25,7 @@ from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.night import Night
 from services.raffles import board
 from services.raffles.actor import STREAM_PREFIX, RaffleRules, raffle_stream
-from services.raffles.state import SetupRaffle
+from services.raffles.state import RaffleState, RaiseDueAnnouncements, SetupRaffle
 from services.store.redis_store import EventStore
 from services.tables.actor import TableRules
 from services.tables.rules import OpenTable
@@ -140,6 +140,36 @@ class Supervisor:
                 raffle_stream(raffle.id),
                 SetupRaffle(kind=raffle.kind, config=raffle.options, board_commitments=commitments),
             )
+
+    async def raise_due_announcements(self, now_ms: int) -> list[str]:
+        """Look in on every Treasure Chest raffle still running whose 170-day announcement
+        is not out, so the raffle raises it by itself when it is due (4620.24(b)(12)) even
+        if no one sends it a command. Returns the raffles that raised one."""
+        raised = []
+        for stream, actor in list(self.actors.items()):
+            state = actor.state
+            if (
+                not isinstance(state, RaffleState)
+                or state.kind != "treasure_chest"
+                or not state.opened
+                or state.ended
+                or state.announced_round is not None
+            ):
+                continue
+            reply = await self.submit(
+                stream,
+                Submission(
+                    key="",
+                    fingerprint="",
+                    command_id=f"system-{time.time_ns()}",
+                    actor=SYSTEM_ACTOR,
+                    command=RaiseDueAnnouncements(now_ms=now_ms),
+                ),
+            )
+            after = actor.state
+            if reply["ok"] and isinstance(after, RaffleState) and after.announced_round is not None:
+                raised.append(state.raffle)
+        return raised
 
     async def _system(self, stream: str, command: Any) -> None:
         reply = await self.submit(

@@ -40,6 +40,7 @@ from services.raffles.state import (
     OnlinePurchase,
     RaffleCommand,
     RaffleState,
+    RaiseDueAnnouncements,
     RecordDrawingMethod,
     RevealCard,
     SellTicket,
@@ -103,6 +104,8 @@ def decide(state: RaffleState, command: RaffleCommand) -> list[Event]:
             if state.kind != "treasure_chest":
                 raise RuleError("wrong_raffle", "try_key is for a Treasure Chest raffle")
             return before + treasure_chest.try_key(state, command)
+        case RaiseDueAnnouncements():
+            return before
     raise RuleError("bad_request", f"unknown command {command!r}")  # pragma: no cover
 
 

@@ -145,6 +145,21 @@ class TryKey:
     opened: bool
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RaiseDueAnnouncements:
+    """The server's clock looking in on a raffle (no client sends it): whatever the raffle
+    must announce by ``now_ms`` is raised now, even if no one touches the raffle."""
+
+    now_ms: int
+
+
 RaffleCommand = (
-    SetupRaffle | RecordDrawingMethod | SellTicket | CloseSales | HoldDrawing | RevealCard | TryKey
+    SetupRaffle
+    | RecordDrawingMethod
+    | SellTicket
+    | CloseSales
+    | HoldDrawing
+    | RevealCard
+    | TryKey
+    | RaiseDueAnnouncements
 )

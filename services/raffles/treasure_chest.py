@@ -251,9 +251,9 @@ def try_key(state: RaffleState, command: TryKey) -> list[Event]:
 
 
 def announcement(state: RaffleState, now_ms: int) -> list[Event]:
-    """The 170-day announcement, raised by the raffle itself with the first command of an
-    occasion on or after day 170 of ticket sales while the chest is not won,
-    4620.24(b)(12)."""
+    """The 170-day announcement, raised by the raffle itself on or after day 170 of ticket
+    sales while the chest is not won, 4620.24(b)(12): with the raffle's first command from
+    then on, or when the server's clock looks in (``RaiseDueAnnouncements``, hourly)."""
     if (
         state.announced_round is not None
         or state.first_sale_ms is None

@@ -352,3 +352,28 @@ async def test_the_raffle_view_is_pushed_as_the_projection_folds(server: LiveSer
     dealer = await server.connect(dealer_token("roulette-1"))
     denied = await dealer.send({"op": "subscribe", "id": "v-3", "view": "raffle", "raffle": QOH})
     assert code(denied) == "forbidden"
+
+
+async def test_the_server_raises_the_170_day_announcement_by_itself(server: LiveServer) -> None:
+    """4620.24(b)(12): no one sends a command; the server's clock looks in on the raffle."""
+    seller, mic = await clients(server)
+    auditor = await server.connect(token("auditor"))
+    config = {
+        "name": "Treasure Chest",
+        "location": "Bingo hall",
+        "price": 500,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+        "keys": 10,
+        "profit_bp": 2000,
+    }
+    ok(await mic.cmd("setup_raffle", raffle="tc-9", kind="treasure_chest", config=config))
+    ok(await seller.cmd("sell_ticket", raffle="tc-9", amount=500))
+    ok(await auditor.cmd("subscribe", stream="raffle:tc-9"))
+    supervisor = server.runtime.supervisor
+    now = int(time.time() * 1000)
+    assert await supervisor.raise_due_announcements(now + 169 * DAY) == []
+    assert await supervisor.raise_due_announcements(now + 170 * DAY) == ["tc-9"]
+    assert await supervisor.raise_due_announcements(now + 171 * DAY) == []  # once only
+    events = await auditor.wait_events("raffle:tc-9", 3)
+    assert [e["type"] for e in events] == ["RaffleOpened", "TicketSold", "AnnouncementRaised"]
+    assert events[-1]["actor"] == "system"

@@ -17,8 +17,14 @@ from events.raffles import (
 from services.games.base import RuleError
 from services.raffles import treasure_chest as tc
 from services.raffles.rules import decide, draw_sizes
-from services.raffles.state import CloseSales, HoldDrawing, SellTicket, TryKey
-from tests.unit.raffles.support import DAY, NOW, Raffle, of_type, tc_config
+from services.raffles.state import (
+    CloseSales,
+    HoldDrawing,
+    RaiseDueAnnouncements,
+    SellTicket,
+    TryKey,
+)
+from tests.unit.raffles.support import DAY, NOW, Raffle, of_type, standard_config, tc_config
 
 
 def refused(raffle: Raffle, command: object) -> str:
@@ -190,6 +196,24 @@ def test_the_170_day_announcement_is_raised_by_the_raffle_itself() -> None:
     more = of_type(r.draw(0, 0, now=day_170 + 7 * DAY), DrawingHeld)[0]
     assert [w.serial for w in more.winners] == [16]
     assert not of_type(r.log[-1:], PrizeAwarded)  # no second primary prize
+
+
+def test_the_server_clock_raises_the_announcement_when_no_one_touches_the_raffle() -> None:
+    """4620.24(b)(12) by itself: the hourly look-in raises it once, on day 170, not before."""
+    r = Raffle("treasure_chest", tc_config(keys=20))
+    r.method()
+    fail_all(r, occasion(r, 5))
+    assert r.run(RaiseDueAnnouncements(now_ms=NOW + 169 * DAY)) == []
+    (announced,) = r.run(RaiseDueAnnouncements(now_ms=NOW + 170 * DAY))
+    assert isinstance(announced, AnnouncementRaised) and r.state.announced_round == 2
+    assert r.run(RaiseDueAnnouncements(now_ms=NOW + 171 * DAY)) == []  # once
+
+
+def test_the_server_clock_raises_nothing_at_other_raffles() -> None:
+    r = Raffle("standard", standard_config())
+    r.method()
+    r.sell(3)
+    assert r.run(RaiseDueAnnouncements(now_ms=NOW + 400 * DAY)) == []
 
 
 def test_profit_percentage_is_basis_points_within_100_percent() -> None:
