@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import random
 import statistics
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import redis.asyncio as aioredis
 
 from bench.common import Result, at_least, own_redis, progress, unique_org
-from bench.rebuild import _Chains
+from bench.rebuild import _Chains, rebuild_rates
 from projections.control_sheets import ControlSheets
-from projections.runner import ProjectionRunner
 from services.games.wheels import MERCHANDISE_WHEEL
 from services.store import keys
 from services.store.redis_store import EventStore
@@ -137,19 +135,8 @@ async def run(quick: bool) -> list[Result]:
             progress(f"control sheets: filling the org log with ~{total:,} events")
             count, awards = await fill(client, org, total)
             store = EventStore(client, org)
-            rates = []
             runs = 3
-            sheets = ControlSheets()
-            for i in range(runs):
-                progress(f"control sheets: catch_up from zero, run {i + 1}/{runs}")
-                sheets = ControlSheets()
-                runner = ProjectionRunner(store, [sheets])
-                started = time.perf_counter()
-                folded = await runner.catch_up()
-                elapsed = time.perf_counter() - started
-                if folded != count:
-                    raise RuntimeError(f"folded {folded} of {count} events")
-                rates.append(folded / elapsed)
+            rates, sheets = await rebuild_rates(store, ControlSheets, count, runs, "control sheets")
             listed = sum(len(s["awarded"]) for s in sheets.all_sheets())
             if listed != awards:
                 raise RuntimeError(f"the sheets list {listed} awards of {awards}")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
@@ -22,9 +22,12 @@ from bench.common import Result, at_least, own_redis, progress, unique_org
 from events.codec import encode
 from events.envelope import GENESIS_HASH, Envelope, chain_hash
 from projections.bankroll import Bankrolls
+from projections.base import Projection
 from projections.runner import ProjectionRunner
 from services.store import keys
 from services.store.redis_store import EventStore
+
+P = TypeVar("P", bound=Projection)
 
 TABLES = 20
 PLAYERS = 200
@@ -139,6 +142,26 @@ async def fill(client: aioredis.Redis, org: str, total: int) -> int:
     return count
 
 
+async def rebuild_rates(
+    store: EventStore, make: Callable[[], P], count: int, runs: int, label: str
+) -> tuple[list[float], P]:
+    """Events/s of ``runs`` rebuilds from zero of a fresh ``make()`` projection over the
+    ``count`` events of the store's org log; the last rebuilt projection."""
+    rates = []
+    projection = make()
+    for i in range(runs):
+        progress(f"{label}: catch_up from zero, run {i + 1}/{runs}")
+        projection = make()
+        runner = ProjectionRunner(store, [projection])
+        started = time.perf_counter()
+        folded = await runner.catch_up()
+        elapsed = time.perf_counter() - started
+        if folded != count:
+            raise RuntimeError(f"folded {folded} of {count} events")
+        rates.append(folded / elapsed)
+    return rates, projection
+
+
 async def run(quick: bool) -> list[Result]:
     total = 100_000 if quick else 300_000
     with own_redis() as redis:
@@ -150,19 +173,8 @@ async def run(quick: bool) -> list[Result]:
             count = await fill(client, org, total)
             fill_s = time.perf_counter() - started
             store = EventStore(client, org)
-            rates = []
             runs = 3
-            bankrolls = Bankrolls()
-            for i in range(runs):
-                progress(f"rebuild: catch_up from zero, run {i + 1}/{runs}")
-                bankrolls = Bankrolls()
-                runner = ProjectionRunner(store, [bankrolls])
-                started = time.perf_counter()
-                folded = await runner.catch_up()
-                elapsed = time.perf_counter() - started
-                if folded != count:
-                    raise RuntimeError(f"folded {folded} of {count} events")
-                rates.append(folded / elapsed)
+            rates, bankrolls = await rebuild_rates(store, Bankrolls, count, runs, "rebuild")
             org_totals = bankrolls.organization
             balances = sum(p["balance"] for p in bankrolls.players.values())
             if balances + org_totals["house_win"] != org_totals["issued"] - org_totals["redeemed"]:

@@ -18,7 +18,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,8 @@ START_TIMEOUT = 20.0
 RESERVED_ENV = ("REDIS_URL", "CASINO_DATA_DIR", "CASINO_APPENDFSYNC", "CASINO_SECRET")
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """A TOML value (string, integer, boolean, array, inline table) for a night file."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -43,7 +46,9 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no TOML for {value!r}")
 
 
@@ -59,10 +64,10 @@ def night_toml(
     Each table is ``{"id", "outcome_mode", "options": {...}}``; all are roulette tables.
     """
     lines = [
-        f"players = {_toml_value(list(players))}",
+        f"players = {toml_value(list(players))}",
         "",
         "[organization]",
-        f"id = {_toml_value(org)}",
+        f"id = {toml_value(org)}",
         f'name = "End-to-end test organization {org}"',
         "",
         "[license]",
@@ -82,14 +87,14 @@ def night_toml(
         lines += [
             "",
             "[[tables]]",
-            f"id = {_toml_value(t['id'])}",
+            f"id = {toml_value(t['id'])}",
             'game = "roulette"',
-            f"outcome_mode = {_toml_value(t.get('outcome_mode', 'dealer'))}",
+            f"outcome_mode = {toml_value(t.get('outcome_mode', 'dealer'))}",
             "[tables.options]",
             'wheel = "double_zero"',
         ]
         for key, value in t.get("options", {}).items():
-            lines.append(f"{key} = {_toml_value(value)}")
+            lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
@@ -435,3 +440,22 @@ async def retry_until_ok(
         if reply["error"]["code"] not in retry_codes:
             raise AssertionError(f"{msg} refused: {reply}")
         await asyncio.sleep(0.05)
+
+
+@dataclass
+class Books:
+    """What an end-to-end test itself knows happened, from the server's acknowledgements:
+    per player (bought, redeemed, wagered, paid) and per table (handle, paid out, bets,
+    rounds), to hold the server's bankrolls to."""
+
+    bought: Counter[str] = field(default_factory=Counter)
+    redeemed: Counter[str] = field(default_factory=Counter)
+    wagered: Counter[str] = field(default_factory=Counter)
+    paid: Counter[str] = field(default_factory=Counter)
+    handle: Counter[str] = field(default_factory=Counter)
+    paid_out: Counter[str] = field(default_factory=Counter)
+    bets: Counter[str] = field(default_factory=Counter)
+    rounds: Counter[str] = field(default_factory=Counter)
+
+    def balance(self, p: str) -> int:
+        return self.bought[p] - self.redeemed[p] - self.wagered[p] + self.paid[p]

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.serve import EXE, ServeProcess, pid_alive, wait_until_dead
+from tests.e2e.serve import EXE, Books, ServeProcess, pid_alive, toml_value, wait_until_dead
 from tests.support import WsClient
 
 ORG = "e2e-wheel-night"
@@ -90,20 +90,6 @@ it are out of stock)."""
 MAX_PRIZE_ROUNDS = 80
 
 
-def toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"no TOML for {value!r}")
-
-
 def wheel_night_toml() -> str:
     tables: list[tuple[str, str, dict[str, Any]]] = [
         (
@@ -129,10 +115,10 @@ def wheel_night_toml() -> str:
         ),
     ]
     lines = [
-        f"players = {toml(list(PLAYERS))}",
+        f"players = {toml_value(list(PLAYERS))}",
         "",
         "[organization]",
-        f"id = {toml(ORG)}",
+        f"id = {toml_value(ORG)}",
         'name = "End-to-end wheel night"',
         "",
         "[license]",
@@ -152,12 +138,12 @@ def wheel_night_toml() -> str:
         lines += [
             "",
             "[[tables]]",
-            f"id = {toml(table_id)}",
-            f"game = {toml(game)}",
+            f"id = {toml_value(table_id)}",
+            f"game = {toml_value(game)}",
             'outcome_mode = "dealer"',
             "[tables.options]",
         ]
-        lines += [f"{key} = {toml(value)}" for key, value in options.items()]
+        lines += [f"{key} = {toml_value(value)}" for key, value in options.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -277,21 +263,6 @@ def untimed(sheet: dict[str, Any]) -> dict[str, Any]:
         {k: v for k, v in i.items() if k != "stocked_at"} for i in sheet["inventory"]
     ]
     return out
-
-
-@dataclass
-class Books:
-    bought: Counter[str] = field(default_factory=Counter)
-    redeemed: Counter[str] = field(default_factory=Counter)
-    wagered: Counter[str] = field(default_factory=Counter)
-    paid: Counter[str] = field(default_factory=Counter)
-    handle: Counter[str] = field(default_factory=Counter)
-    paid_out: Counter[str] = field(default_factory=Counter)
-    bets: Counter[str] = field(default_factory=Counter)
-    rounds: Counter[str] = field(default_factory=Counter)
-
-    def balance(self, p: str) -> int:
-        return self.bought[p] - self.redeemed[p] - self.wagered[p] + self.paid[p]
 
 
 class WheelNight:

@@ -18,11 +18,18 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tests.e2e.conftest import ServeFactory
-from tests.e2e.serve import POCKETS, ServeProcess, expected_paid, pid_alive, random_bet
+from tests.e2e.serve import (
+    POCKETS,
+    Books,
+    ServeProcess,
+    expected_paid,
+    pid_alive,
+    random_bet,
+)
 from tests.support import WsClient
 
 ORG = "e2e-whole-night"
@@ -45,23 +52,6 @@ ROUNDS = 6
 CHIPS = 60_000
 SEED = 20261129
 WATCHED = "table:roulette-1"
-
-
-@dataclass
-class Books:
-    """What the test itself knows happened, from the server's acknowledgements."""
-
-    bought: Counter[str] = field(default_factory=Counter)
-    redeemed: Counter[str] = field(default_factory=Counter)
-    wagered: Counter[str] = field(default_factory=Counter)
-    paid: Counter[str] = field(default_factory=Counter)
-    handle: Counter[str] = field(default_factory=Counter)
-    paid_out: Counter[str] = field(default_factory=Counter)
-    bets_placed: Counter[str] = field(default_factory=Counter)
-    rounds: Counter[str] = field(default_factory=Counter)
-
-    def balance(self, p: str) -> int:
-        return self.bought[p] - self.redeemed[p] - self.wagered[p] + self.paid[p]
 
 
 @dataclass
@@ -121,7 +111,7 @@ class Night:
                 live[reply["result"]["bet_id"]] = (p, bet, amount)
                 books.wagered[p] += amount
                 books.handle[table] += amount
-                books.bets_placed[table] += 1
+                books.bets[table] += 1
             assert len(live) == len(rnd.bets), "every bet gets its own id"
             if rnd.cancel is not None:
                 bet_id = list(live)[rnd.cancel]
@@ -130,7 +120,7 @@ class Night:
                 assert cancelled["ok"], cancelled
                 books.wagered[p] -= amount
                 books.handle[table] -= amount
-                books.bets_placed[table] -= 1
+                books.bets[table] -= 1
             assert (await dealer.cmd("no_more_bets", table=table))["ok"]
             p0, bet0, amount0 = rnd.bets[0]
             late = await self.players[p0].cmd(
@@ -313,7 +303,7 @@ async def test_a_whole_night_balances_replays_and_verifies(serve: ServeFactory) 
                 "paid_out": books.paid_out[t["id"]],
                 "house_win": books.handle[t["id"]] - books.paid_out[t["id"]],
                 "rounds": ROUNDS,
-                "bets": books.bets_placed[t["id"]],
+                "bets": books.bets[t["id"]],
             }
             for t in TABLES
         }

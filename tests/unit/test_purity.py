@@ -21,6 +21,20 @@ PURE = [
     ROOT / "projections" / "base.py",
     ROOT / "projections" / "bankroll.py",
     ROOT / "projections" / "control_sheets.py",
+    ROOT / "projections" / "raffles.py",
+    *(
+        ROOT / "services" / "raffles" / f"{name}.py"
+        for name in (
+            "tickets",
+            "serials",
+            "state",
+            "standard",
+            "queen_of_hearts",
+            "treasure_chest",
+            "rules",
+            "purchasers",
+        )
+    ),
 ]
 FORBIDDEN = {
     "asyncio", "redis", "aiohttp", "structlog", "time", "random", "uuid", "secrets",

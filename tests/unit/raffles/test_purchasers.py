@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import random
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +27,6 @@ from services.raffles.purchasers import (
     parse_date,
     parse_exclusion_csv,
 )
-from tests.unit.test_purity import FORBIDDEN, imports
 
 TODAY = date(2026, 11, 29)
 SECRET = b"test fingerprint secret"
@@ -66,13 +64,6 @@ def check(acct: PurchaserAccount, **overrides: Any) -> None:
 # ---------------------------------------------------------------------------------------------
 # The module is pure
 # ---------------------------------------------------------------------------------------------
-
-
-def test_purchasers_module_reaches_no_io_clock_or_randomness() -> None:
-    """The rules take today and the location as data (DESIGN.md "Rules are pure")."""
-    path = Path(__file__).resolve().parents[3] / "services" / "raffles" / "purchasers.py"
-    found = {name.split(".")[0] for name in imports(path)}
-    assert not found & FORBIDDEN
 
 
 # ---------------------------------------------------------------------------------------------
