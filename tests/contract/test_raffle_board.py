@@ -39,7 +39,10 @@ async def test_the_stored_board_shows_no_card_and_needs_the_server_key(
     await board.ensure_board(redis_client, KEY, org, "qoh-2", random.Random(3))
     raw = await redis_client.get(keys.raffle_board(org, "qoh-2"))
     assert raw is not None
-    assert not any(card.encode() in raw for card in ("QH", "JK1", "10S", "AH"))
+    # the JSON of the board, quotes included (long enough not to occur by chance in
+    # random ciphertext)
+    assert not any(f'"{card}"'.encode() in raw for card in ("QH", "JK1", "10S", "AH"))
+    assert b'"cards"' not in raw and b'"salts"' not in raw
     other = board.board_key(b"another-secret")
     with pytest.raises(board.BoardUnreadable):
         await board.position(redis_client, other, org, "qoh-2", 1)
