@@ -266,6 +266,7 @@ async def test_bad_input_has_stable_codes_and_changes_nothing(server: LiveServer
     ]
     for client, op, fields, expected in cases:
         assert code(await client.cmd(op, raffle=QOH, **fields)) == expected, (op, fields)
+    assert stream.head.version == head  # nothing was written
     assert code(await seller.cmd("sell_ticket", raffle="nope", amount=200)) == "unknown_raffle"
     dealer = await server.connect(dealer_token("roulette-1"))
     assert code(await dealer.cmd("sell_ticket", raffle=QOH, amount=200)) == "forbidden"
@@ -291,7 +292,16 @@ async def test_bad_input_has_stable_codes_and_changes_nothing(server: LiveServer
     )
     far["prizes"] = [{"description": "Car", "value": 100_000}]
     ok(await mic.cmd("setup_raffle", raffle="std-1", kind="standard", config=far))
+    std = server.runtime.supervisor.actors["raffle:std-1"]
+    std_head = std.head.version
     assert code(await seller.cmd("sell_ticket", raffle="std-1", amount=100)) == "too_early"
+    assert std.head.version == std_head
+    assert stream.head.version == head
+    # Selling after the drum closed for the week's drawing.
+    ok(await mic.cmd("reveal_card", raffle=QOH, position=4, card="4C"))
+    ok(await mic.cmd("close_sales", raffle=QOH))
+    head = stream.head.version
+    assert code(await seller.cmd("sell_ticket", raffle=QOH, amount=200)) == "sales_closed"
     assert stream.head.version == head
 
 
