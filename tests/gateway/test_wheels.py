@@ -346,3 +346,29 @@ async def test_control_sheets_are_not_for_players_and_unknown_views_are_refused(
     ops = await night.server.connect(token("ops"))
     unknown = await ops.send({"op": "subscribe", "id": "v-2", "view": "bankroll", "table": PRIZES})
     assert unknown["error"]["code"] == "unknown_view"
+
+
+async def test_many_concurrent_winners_never_pass_the_limit_or_the_shelf(night: Night) -> None:
+    """4620.10(e): sixty bets sent at once from six players (the actor takes them in
+    batches) on the one mug section: only as many are accepted as the shelf and the limit
+    can honour, and the awards stay within both."""
+    players = [f"p-{n}" for n in range(3, 9)]
+    cashier = await night.server.connect(token("cashier"))
+    for p in players:
+        assert (await cashier.cmd("buy_chips", player=p, amount=1_000))["ok"]
+    clients = {p: await night.server.connect(player_token(p)) for p in players}
+    replies = await asyncio.gather(
+        *(
+            clients[p].cmd("place_bet", table=PRIZES, player=p, bet={"space": "1"}, amount=10)
+            for p in players
+            for _ in range(10)
+        )
+    )
+    accepted = [r for r in replies if r["ok"]]
+    refused = {r["error"]["code"] for r in replies if not r["ok"]}
+    # two mugs (400 + 600 = 1,000 = the limit): two winners at most, the rest refused
+    assert len(accepted) == 2 and refused == {"out_of_stock"}
+    await night.ok(night.dealer, "no_more_bets", table=PRIZES)
+    result = await night.ok(night.dealer, "record_outcome", table=PRIZES, outcome={"section": 0})
+    assert sum(a["value"] for a in result["awards"]) == LIMIT
+    assert result["closed"] == "prize_limit"
