@@ -23,6 +23,8 @@ from events.codec import encode
 from events.envelope import GENESIS_HASH, Envelope, chain_hash
 from projections.bankroll import Bankrolls
 from projections.base import Projection
+from projections.control_sheets import ControlSheets
+from projections.raffles import Raffles
 from projections.runner import ProjectionRunner
 from services.store import keys
 from services.store.redis_store import EventStore
@@ -143,16 +145,22 @@ async def fill(client: aioredis.Redis, org: str, total: int) -> int:
 
 
 async def rebuild_rates(
-    store: EventStore, make: Callable[[], P], count: int, runs: int, label: str
+    store: EventStore,
+    make: Callable[[], P],
+    count: int,
+    runs: int,
+    label: str,
+    *others: Callable[[], Projection],
 ) -> tuple[list[float], P]:
-    """Events/s of ``runs`` rebuilds from zero of a fresh ``make()`` projection over the
-    ``count`` events of the store's org log; the last rebuilt projection."""
+    """Events/s of ``runs`` rebuilds from zero of a fresh ``make()`` projection (and fresh
+    ``others``, folded beside it) over the ``count`` events of the store's org log; the
+    last rebuilt ``make()`` projection."""
     rates = []
     projection = make()
     for i in range(runs):
         progress(f"{label}: catch_up from zero, run {i + 1}/{runs}")
         projection = make()
-        runner = ProjectionRunner(store, [projection])
+        runner = ProjectionRunner(store, [projection, *(other() for other in others)])
         started = time.perf_counter()
         folded = await runner.catch_up()
         elapsed = time.perf_counter() - started
@@ -175,6 +183,9 @@ async def run(quick: bool) -> list[Result]:
             store = EventStore(client, org)
             runs = 3
             rates, bankrolls = await rebuild_rates(store, Bankrolls, count, runs, "rebuild")
+            every, _ = await rebuild_rates(
+                store, Bankrolls, count, runs, "replay", ControlSheets, Raffles
+            )
             org_totals = bankrolls.organization
             balances = sum(p["balance"] for p in bankrolls.players.values())
             if balances + org_totals["house_win"] != org_totals["issued"] - org_totals["redeemed"]:
@@ -189,5 +200,13 @@ async def run(quick: bool) -> list[Result]:
             250_000,
             note=f"{count:,} events (filled in {fill_s:.1f} s by pipelined XADD); median of"
             f" {runs} catch_up() runs: {', '.join(f'{r:,.0f}' for r in rates)}",
-        )
+        ),
+        at_least(
+            "4c replay of every projection (Bankrolls, ControlSheets, Raffles)",
+            statistics.median(every),
+            "events/s",
+            250_000,
+            note=f"the same log folded into the three projections `serve` and `replay` run;"
+            f" median of {runs}: {', '.join(f'{r:,.0f}' for r in every)}",
+        ),
     ]

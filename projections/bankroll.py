@@ -32,6 +32,10 @@ class Bankrolls:
     """The bankroll projection (see the module docstring for every figure's meaning)."""
 
     name = "bankrolls"
+    types = frozenset(
+        {"BetPlaced", "Settled", "BetCancelled", "ChipsIssued", "ChipsRedeemed", "OccasionStarted"}
+    )
+    """The event types :meth:`apply` folds (the runner skips the others)."""
 
     def __init__(self) -> None:
         self.players: dict[str, dict[str, int]] = {}

@@ -11,6 +11,9 @@ from typing import Any, Protocol
 
 
 class Projection(Protocol):
+    """A fold over the org log. It may also have ``types``, the frozenset of event types
+    it folds: the runner then hands it only those (``projections.runner.folds``)."""
+
     name: str
 
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:

@@ -47,6 +47,7 @@ class ControlSheets:
     """The control-sheet projection (see the module docstring for every field)."""
 
     name = "control_sheets"
+    types = RELEVANT
 
     def __init__(self) -> None:
         self.sheets: dict[str, dict[str, Any]] = {}

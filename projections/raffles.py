@@ -18,6 +18,24 @@ import copy
 from typing import Any
 
 STREAM_PREFIX = "raffle:"
+RAFFLE_EVENT_TYPES = frozenset(
+    {
+        "RaffleOpened",
+        "DrawingMethodRecorded",
+        "TicketSold",
+        "RaffleSalesClosed",
+        "DrawingHeld",
+        "ProceedsAllocated",
+        "PrizeAwarded",
+        "ProfitKept",
+        "CardRevealed",
+        "KeyTried",
+        "ChestCarriedOver",
+        "AnnouncementRaised",
+        "RaffleEnded",
+    }
+)
+"""The event types of raffle streams (``events.raffles``), the ones this projection folds."""
 
 
 def _new(raffle: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +85,8 @@ class Raffles:
     """The raffle projection (see the module docstring for every figure's meaning)."""
 
     name = "raffles"
+    types = RAFFLE_EVENT_TYPES
+    """Every event type of a raffle stream (``events.raffles``): the others are skipped."""
 
     def __init__(self) -> None:
         self.raffles: dict[str, dict[str, Any]] = {}

@@ -33,18 +33,32 @@ def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, byt
 
 
 def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) -> None:
-    """Decode only what the folds need (type, stream, data, occurred-at) and apply it."""
+    """Decode only what the folds need (type, stream, data, occurred-at) and apply it to
+    each projection that folds that event type (its ``types``; all when it has none)."""
     unpackb = msgpack.unpackb
     if len(projections) == 1:
-        apply = projections[0].apply
+        only = projections[0].apply
         for raw in payloads:
             f = unpackb(raw, raw=False)
-            apply(f[1], f[3], f[11], f[5])
+            only(f[1], f[3], f[11], f[5])
         return
+    routes: dict[str, tuple[Callable[[str, str, dict[str, Any], int], None], ...]] = {}
     for raw in payloads:
         f = unpackb(raw, raw=False)
-        for p in projections:
-            p.apply(f[1], f[3], f[11], f[5])
+        type_ = f[1]
+        applies = routes.get(type_)
+        if applies is None:
+            applies = routes[type_] = tuple(
+                p.apply for p in projections if (t := folds(p)) is None or type_ in t
+            )
+        for apply in applies:
+            apply(type_, f[3], f[11], f[5])
+
+
+def folds(projection: Projection) -> frozenset[str] | None:
+    """The event types a projection folds (its ``types`` attribute), or None for all."""
+    types: frozenset[str] | None = getattr(projection, "types", None)
+    return types
 
 
 class ProjectionRunner:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events.base import Event, to_data
+from events.codec import encode
 from projections.control_sheets import ControlSheets
 from services.games.base import RuleError
 from services.tables.rules import (
@@ -169,3 +170,32 @@ def test_the_sheet_agrees_with_the_shelf_and_survives_a_snapshot(seed: int, limi
         assert (sheet["closed"] == "prize_limit") == state.closed
         awarded = [a["item"] for a in sheet["awarded"]]
         assert len(awarded) == len(set(awarded))
+
+
+def test_each_projection_names_every_event_type_it_folds() -> None:
+    """The runner hands a projection only its ``types``: folding every sample event through
+    the runner's routing gives the same state as handing each projection everything."""
+    import events.raffles
+    from events.base import registered
+    from projections.bankroll import Bankrolls
+    from projections.raffles import Raffles
+    from projections.runner import fold_payloads
+    from tests.unit.test_events import ALL_SAMPLES, _seal
+
+    raffle_types = {n for n, c in registered().items() if c.__module__ == events.raffles.__name__}
+    assert Raffles.types == raffle_types
+    # Every sample outside raffle streams (a raffle's samples are not one coherent raffle;
+    # the raffle projection folds every raffle event type, as asserted above, and nothing
+    # of other streams).
+    streams = {"events.cage": "cage", "events.license": "license"}
+    payloads = [
+        encode(_seal(body, stream=streams.get(type(body).__module__, "table:t-1")))
+        for body in ALL_SAMPLES
+        if type(body).NAME not in raffle_types
+    ]
+    routed = [Bankrolls(), ControlSheets(), Raffles()]
+    fold_payloads(routed, payloads)
+    for projection in routed:
+        alone = type(projection)()
+        fold_payloads([alone], payloads)  # one projection: every event, unfiltered
+        assert alone.snapshot() == projection.snapshot()
