@@ -120,6 +120,8 @@ class Actor(Generic[S, C]):
         self.head = Head(0)
         self.stale = True
         self.on_batch = on_batch
+        self.idle = False
+        """True while the actor waits for its next command (nothing in hand)."""
         self._log = log.bind(stream=stream)
 
     async def load(self) -> None:
@@ -154,7 +156,9 @@ class Actor(Generic[S, C]):
 
     async def _run(self) -> None:
         while True:
+            self.idle = True
             first = await self.mailbox.get()
+            self.idle = False
             batch = [first]
             while len(batch) < MAX_BATCH and not self.mailbox.empty():
                 batch.append(self.mailbox.get_nowait())

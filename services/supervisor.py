@@ -81,6 +81,9 @@ class Supervisor:
             return actor
 
         self._make = make
+        self._raffle_tasks: dict[str, asyncio.Task[None]] = {}
+        """Tasks of raffle actors created by a ``setup_raffle`` command (see
+        :meth:`drop_unopened_raffle`)."""
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
         for spec in night.tables:
@@ -95,7 +98,46 @@ class Supervisor:
             return
         actor = self._make(stream, RaffleRules(self.raffle_rng))
         if self.started:
-            self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{stream}"))
+            task = asyncio.create_task(actor.run(), name=f"actor:{stream}")
+            self.tasks.append(task)
+            self._raffle_tasks[stream] = task
+
+    def drop_unopened_raffle(self, raffle_id: str) -> bool:
+        """Forget the actor of a raffle whose setup was refused: one that was never set up,
+        has nothing queued and waits idle (so a refused ``setup_raffle`` leaves nothing
+        behind). Returns whether it was dropped."""
+        stream = raffle_stream(raffle_id)
+        actor = self.actors.get(stream)
+        task = self._raffle_tasks.get(stream)
+        state = None if actor is None else actor.state
+        if (
+            actor is None
+            or task is None
+            or not isinstance(state, RaffleState)
+            or state.opened
+            or not actor.idle
+            or not actor.mailbox.empty()
+        ):
+            return False
+        task.cancel()
+        del self.actors[stream]
+        del self._raffle_tasks[stream]
+        self.tasks.remove(task)
+        self.raffles.discard(raffle_id)
+        return True
+
+    async def forget_unopened_raffle(self, raffle_id: str, tries: int = 100) -> bool:
+        """:meth:`drop_unopened_raffle` once the actor is back to waiting (it answers a
+        batch before it is idle); gives up when the raffle opens meanwhile."""
+        for _ in range(tries):
+            if self.drop_unopened_raffle(raffle_id):
+                return True
+            actor = self.actors.get(raffle_stream(raffle_id))
+            state = None if actor is None else actor.state
+            if actor is None or (isinstance(state, RaffleState) and state.opened):
+                return False
+            await asyncio.sleep(0.01)
+        return False
 
     async def start(self) -> None:
         """Fold every stream, start the actors, record the license, open the tables and set

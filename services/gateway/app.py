@@ -328,6 +328,9 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
         reply = f.result()
         code = "ok" if reply["ok"] else reply["error"]["code"]
         runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
+        if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
+            # a refused setup leaves no actor behind (once it is back to waiting)
+            _in_background(runtime.supervisor.forget_unopened_raffle(parsed.raffle))
         if not reply["ok"]:
             log.info(
                 "command_refused",

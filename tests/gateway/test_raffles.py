@@ -396,3 +396,27 @@ async def test_the_server_raises_the_170_day_announcement_by_itself(server: Live
     events = await auditor.wait_events("raffle:tc-9", 3)
     assert [e["type"] for e in events] == ["RaffleOpened", "TicketSold", "AnnouncementRaised"]
     assert events[-1]["actor"] == "system"
+
+
+async def test_a_refused_setup_leaves_no_raffle_behind(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    config = {
+        "name": "Spring raffle",
+        "location": "Hall",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+        "prizes": [{"description": "Hamper", "value": 5_000}],
+    }
+    bad = {**config, "price": -1}
+    assert code(await mic.cmd("setup_raffle", raffle="std-9", kind="standard", config=bad)) == (
+        "invalid_config"
+    )
+    supervisor = server.runtime.supervisor
+    for _ in range(100):
+        if "raffle:std-9" not in supervisor.actors:
+            break
+        await asyncio.sleep(0.01)
+    assert "raffle:std-9" not in supervisor.actors and "std-9" not in supervisor.raffles
+    assert code(await seller.cmd("sell_ticket", raffle="std-9", amount=100)) == "unknown_raffle"
+    ok(await mic.cmd("setup_raffle", raffle="std-9", kind="standard", config=config))
+    assert ok(await seller.cmd("sell_ticket", raffle="std-9", amount=100))["serials"] == [1]
