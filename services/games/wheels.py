@@ -665,25 +665,10 @@ def _compiled(game: str, config: Mapping[str, JSON]) -> _Compiled:
     return compiled
 
 
-def _game_of(config: Mapping[str, JSON], game: str | None) -> str:
-    if game is not None:
-        if game not in _RULES:
-            raise KeyError(game)
-        return game
-    return "merchandise_wheel" if "inventory" in config else _guess(config)
-
-
-def _guess(config: Mapping[str, JSON]) -> str:
-    """The cash wheel game whose rules accept ``config`` (for helpers called without one)."""
-    for name in _RULES:
-        if name == "merchandise_wheel":
-            continue
-        try:
-            _compiled(name, config)
-        except RuleError:
-            continue
-        return name
-    raise _invalid_config("the configuration is no wheel game's")
+def _game_of(game: str) -> str:
+    if game not in _RULES:
+        raise KeyError(game)
+    return game
 
 
 # --------------------------------------------------------------------------------------------
@@ -708,18 +693,14 @@ def parse_inventory(config: Mapping[str, JSON], raw_items: JSON) -> tuple[dict[s
     return _items(classes, int(cfg["single_prize_limit"]), raw_items)
 
 
-def sections_won_by(
-    config: Mapping[str, JSON], space: str, game: str | None = None
-) -> tuple[int, ...]:
+def sections_won_by(config: Mapping[str, JSON], space: str, game: str) -> tuple[int, ...]:
     """The indices of the sections on which a bet on ``space`` wins (``invalid_bet`` if none).
 
-    On a merchandise wheel (a configuration with ``inventory``) that is where the space shows
+    On a merchandise wheel (``game`` ``merchandise_wheel``) that is where the space shows
     and the section names a prize class, 4620.10(a)-(b) (possibly nowhere: a space may show
     only on sections naming no prize, docs/RULES.md); on a cash wheel, where it shows.
-    ``game`` may name the game; without it a configuration with ``inventory`` is a
-    merchandise wheel's.
     """
-    compiled = _compiled(_game_of(config, game), config)
+    compiled = _compiled(_game_of(game), config)
     if space not in compiled.spaces:
         raise _invalid_bet(f"{space!r} is not a betting space of this layout")
     return compiled.won_by[space]
@@ -734,9 +715,9 @@ def section_prize(config: Mapping[str, JSON], index: int) -> str | None:
     return None if prize is None else str(prize)
 
 
-def betting_spaces(config: Mapping[str, JSON], game: str | None = None) -> tuple[str, ...]:
+def betting_spaces(config: Mapping[str, JSON], game: str) -> tuple[str, ...]:
     """The layout's betting spaces, in the order they first show round the wheel."""
-    compiled = _compiled(_game_of(config, game), config)
+    compiled = _compiled(_game_of(game), config)
     seen: dict[str, None] = {}
     for s in compiled.config["sections"]:
         for sym in s["shows"]:
@@ -744,13 +725,13 @@ def betting_spaces(config: Mapping[str, JSON], game: str | None = None) -> tuple
     return tuple(seen)
 
 
-def player_return(config: Mapping[str, JSON], space: str, game: str | None = None) -> Fraction:
+def player_return(config: Mapping[str, JSON], space: str, game: str) -> Fraction:
     """Expected cash back per unit staked on ``space`` (house edge = 1 - this).
 
     Sum over the sections where the space wins of (num + den) / den, divided by the number
     of sections (each equally likely). A merchandise wheel returns no cash: 0, 4620.10(d).
     """
-    compiled = _compiled(_game_of(config, game), config)
+    compiled = _compiled(_game_of(game), config)
     if space not in compiled.spaces:
         raise _invalid_bet(f"{space!r} is not a betting space of this layout")
     if not compiled.cash:

@@ -649,27 +649,30 @@ MERCH_SECTIONS = [
 ]
 
 
+M = "merchandise_wheel"
+
+
 def test_merchandise_wins_where_the_space_shows_and_a_prize_is_named() -> None:
     """4620.10(a)-(b), (d): won where the space shows on a prize section; paid 0 always."""
     config = MERCHANDISE_WHEEL.parse_config({"sections": MERCH_SECTIONS})
-    assert sections_won_by(config, "1") == (0,)
-    assert sections_won_by(config, "2") == (2,)
-    assert sections_won_by(config, "red") == (0, 2)
+    assert sections_won_by(config, "1", M) == (0,)
+    assert sections_won_by(config, "2", M) == (2,)
+    assert sections_won_by(config, "red", M) == (0, 2)
     assert [section_prize(config, i) for i in range(4)] == ["small", None, "large", None]
     rule_error("invalid_outcome", section_prize, config, 4)
-    rule_error("invalid_bet", sections_won_by, config, "3")
+    rule_error("invalid_bet", sections_won_by, config, "3", M)
     for section in range(4):
         for space in ("1", "2", "red"):
             result = settle_one("merchandise_wheel", config, space, 200, section)
             assert result.paid == 0
-            assert (result.result == "won") == (section in sections_won_by(config, space))
+            assert (result.result == "won") == (section in sections_won_by(config, space, M))
 
 
 def test_a_space_on_no_prize_section_is_a_bet_that_never_wins() -> None:
     """docs/RULES.md, Wheel games 9: such a space is taken and always settles as lost."""
     sections = [*MERCH_SECTIONS, {"shows": ["house"]}]
     config = MERCHANDISE_WHEEL.parse_config({"sections": sections})
-    assert sections_won_by(config, "house") == ()
+    assert sections_won_by(config, "house", M) == ()
     for section in range(len(sections)):
         result = settle_one("merchandise_wheel", config, "house", 100, section)
         assert (result.result, result.paid) == ("lost", 0)
