@@ -32,6 +32,31 @@ class RuleError(Exception):
         return f"RuleError({self.code!r}, {self.message!r})"
 
 
+def bad_request(message: str) -> RuleError:
+    """A malformed spec (not an object, a missing or mistyped field)."""
+    return RuleError("bad_request", message)
+
+
+def invalid_bet(message: str) -> RuleError:
+    """Not a bet on this layout."""
+    return RuleError("invalid_bet", message)
+
+
+def invalid_config(message: str) -> RuleError:
+    """Table options the regulations do not allow."""
+    return RuleError("invalid_config", message)
+
+
+def invalid_outcome(message: str) -> RuleError:
+    """Not an outcome of this device."""
+    return RuleError("invalid_outcome", message)
+
+
+def is_whole_number(value: object) -> bool:
+    """A JSON integer (``True`` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlacedBet:
     """A bet on the layout: who, what (the game's canonical bet spec) and how much (cents)."""

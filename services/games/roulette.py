@@ -18,7 +18,18 @@ from fractions import Fraction
 from math import gcd
 from typing import Final
 
-from services.games.base import JSON, Game, PlacedBet, RuleError, Settlement
+from services.games.base import (
+    JSON,
+    Game,
+    PlacedBet,
+    RuleError,
+    Settlement,
+    bad_request,
+    invalid_bet,
+    invalid_config,
+    invalid_outcome,
+    is_whole_number,
+)
 
 __all__ = [
     "AMERICAN_WHEEL_ORDER",
@@ -335,31 +346,6 @@ _COVERAGE: Final[Mapping[str, Mapping[_Key, frozenset[str]]]] = {
 }
 
 # --------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------
-
-
-def _bad_request(msg: str) -> RuleError:
-    return RuleError("bad_request", msg)
-
-
-def _invalid_bet(msg: str) -> RuleError:
-    return RuleError("invalid_bet", msg)
-
-
-def _invalid_config(msg: str) -> RuleError:
-    return RuleError("invalid_config", msg)
-
-
-def _invalid_outcome(msg: str) -> RuleError:
-    return RuleError("invalid_outcome", msg)
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-# --------------------------------------------------------------------------------------------
 # Table configuration
 # --------------------------------------------------------------------------------------------
 
@@ -382,21 +368,21 @@ _COLOUR_OPTIONS: Final = frozenset({"color_six", "color_seven", "color_eight"})
 def _string_list(raw: Mapping[str, JSON], key: str, allowed: Sequence[str]) -> list[str]:
     value = raw.get(key, [])
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise _invalid_config(f"{key} must be a list of wager names")
+        raise invalid_config(f"{key} must be a list of wager names")
     unknown = sorted(set(value) - set(allowed))
     if unknown:
-        raise _invalid_config(f"{key}: unknown or not allowed here: {', '.join(unknown)}")
+        raise invalid_config(f"{key}: unknown or not allowed here: {', '.join(unknown)}")
     if len(set(value)) != len(value):
-        raise _invalid_config(f"{key} names a wager twice")
+        raise invalid_config(f"{key} names a wager twice")
     return sorted(value)
 
 
 def _limit(raw: Mapping[str, JSON], key: str, maximum: int, cite: str) -> int:
     value = raw.get(key, maximum)
-    if not _is_int(value) or value <= 0:
-        raise _invalid_config(f"{key} must be a positive integer number of cents")
+    if not is_whole_number(value) or value <= 0:
+        raise invalid_config(f"{key} must be a positive integer number of cents")
     if value > maximum:
-        raise _invalid_config(f"{key} {value} is above the regulatory maximum {maximum}, {cite}")
+        raise invalid_config(f"{key} {value} is above the regulatory maximum {maximum}, {cite}")
     assert isinstance(value, int)
     return value
 
@@ -428,20 +414,20 @@ def _wager_exclusions(options: Sequence[str]) -> dict[str, str]:
 
 def _parse_config(raw: Mapping[str, JSON]) -> dict[str, JSON]:
     if not isinstance(raw, Mapping):
-        raise _invalid_config("the roulette configuration must be an object")
+        raise invalid_config("the roulette configuration must be an object")
     unknown = sorted(str(k) for k in raw if k not in _CONFIG_KEYS)
     if unknown:
-        raise _invalid_config(f"unknown roulette settings: {', '.join(unknown)}")
+        raise invalid_config(f"unknown roulette settings: {', '.join(unknown)}")
 
     wheel = raw.get("wheel", "double_zero")
     if not isinstance(wheel, str) or wheel not in WHEELS:
-        raise _invalid_config("wheel must be 'double_zero' (4620.4(a)(3)) or 'single_zero'")
+        raise invalid_config("wheel must be 'double_zero' (4620.4(a)(3)) or 'single_zero'")
 
     options = _string_list(raw, "options", OPTION_KINDS)
     if wheel == "double_zero" and "color_seven" in options:
-        raise _invalid_config("color_seven is a single-zero wheel wager, NJ (e)7")
+        raise invalid_config("color_seven is a single-zero wheel wager, NJ (e)7")
     if wheel == "single_zero" and "color_eight" in options:
-        raise _invalid_config("color_eight is a double-zero wheel wager, NJ (e)8")
+        raise invalid_config("color_eight is a double-zero wheel wager, NJ (e)8")
 
     exclude = _string_list(raw, "exclude", STANDARD_KINDS)
     require = _string_list(raw, "require", STANDARD_KINDS)
@@ -451,37 +437,37 @@ def _parse_config(raw: Mapping[str, JSON]) -> dict[str, JSON]:
         forbidden["five"] = "4620.4(d)(6): the five-number bet needs 0 and 00"
     for kind in require:
         if kind in forbidden:
-            raise _invalid_config(f"{kind} is required but cannot be offered: {forbidden[kind]}")
+            raise invalid_config(f"{kind} is required but cannot be offered: {forbidden[kind]}")
         if kind in exclude:
-            raise _invalid_config(f"{kind} is both required and excluded")
+            raise invalid_config(f"{kind} is both required and excluded")
     offered = sorted(
         [k for k in STANDARD_KINDS if k not in forbidden and k not in exclude] + options
     )
     given = raw.get("offered", offered)
     if not isinstance(given, list | tuple) or list(given) != offered:
-        raise _invalid_config(
+        raise invalid_config(
             f"offered is derived from the other settings and must be {offered} (or left out)"
         )
 
     max_inside = _limit(raw, "max_inside", MAX_INSIDE_BET_CENTS, "4620.4(d)")
     max_outside = _limit(raw, "max_outside", MAX_OUTSIDE_BET_CENTS, "4620.4(e)")
     min_bet = raw.get("min_bet", DEFAULT_MIN_BET_CENTS)
-    if not _is_int(min_bet) or min_bet <= 0:
-        raise _invalid_config("min_bet must be a positive integer number of cents")
+    if not is_whole_number(min_bet) or min_bet <= 0:
+        raise invalid_config("min_bet must be a positive integer number of cents")
     if min_bet > min(max_inside, max_outside):
-        raise _invalid_config("min_bet is above a table maximum: no bet could be placed")
+        raise invalid_config("min_bet is above a table maximum: no bet could be placed")
 
     odds_raw = raw.get("odds", {})
     if not isinstance(odds_raw, Mapping):
-        raise _invalid_config("odds must be an object: wager -> [numerator, denominator]")
+        raise invalid_config("odds must be an object: wager -> [numerator, denominator]")
     odds: dict[str, JSON] = {}
     for kind in odds_raw:
         if not isinstance(kind, str) or kind not in DEFAULT_OPTION_ODDS:
-            raise _invalid_config(
+            raise invalid_config(
                 f"odds of {kind!r} are not a table setting (4620.4 fixes the standard payouts)"
             )
         if kind not in options:
-            raise _invalid_config(f"odds given for {kind}, which is not enabled at this table")
+            raise invalid_config(f"odds given for {kind}, which is not enabled at this table")
     for kind in options:
         if kind not in DEFAULT_OPTION_ODDS:
             continue
@@ -489,15 +475,15 @@ def _parse_config(raw: Mapping[str, JSON]) -> dict[str, JSON]:
         if (
             not isinstance(value, list | tuple)
             or len(value) != 2
-            or not all(_is_int(v) and v > 0 for v in value)
+            or not all(is_whole_number(v) and v > 0 for v in value)
         ):
-            raise _invalid_config(f"odds of {kind} must be [numerator, denominator], both > 0")
+            raise invalid_config(f"odds of {kind} must be [numerator, denominator], both > 0")
         num, den = int(value[0]), int(value[1])
         g = gcd(num, den)
         num, den = num // g, den // g
         ret = player_return(wheel, _option_pocket_count(kind), (num, den))
         if ret > 1:
-            raise _invalid_config(
+            raise invalid_config(
                 f"odds {num}:{den} on {kind} would give the player an edge "
                 f"(expected return {ret} of the stake)"
             )
@@ -537,31 +523,31 @@ def payout_odds(config: Mapping[str, JSON], kind: str) -> tuple[int, int]:
 
 def _kind(bet: JSON) -> str:
     if not isinstance(bet, Mapping):
-        raise _bad_request("bet must be an object with a 'kind'")
+        raise bad_request("bet must be an object with a 'kind'")
     kind = bet.get("kind")
     if not isinstance(kind, str):
-        raise _bad_request("bet.kind must be a string")
+        raise bad_request("bet.kind must be a string")
     if kind not in _ALL_KINDS:
-        raise _invalid_bet(f"{kind!r} is not a roulette wager")
+        raise invalid_bet(f"{kind!r} is not a roulette wager")
     return kind
 
 
 def _pocket_name(wheel: str, value: JSON, what: str) -> str:
     if not isinstance(value, str):
-        raise _bad_request(f'{what} must be a number string such as "17", "0" or "00"')
+        raise bad_request(f'{what} must be a number string such as "17", "0" or "00"')
     if value not in _LAYOUT_RANK:
-        raise _bad_request(f"{what}: {value!r} is not a roulette number")
+        raise bad_request(f"{what}: {value!r} is not a roulette number")
     if value not in _POCKETS[wheel]:
-        raise _invalid_bet(f"{what}: {value} is not on a {wheel.replace('_', '-')} wheel")
+        raise invalid_bet(f"{what}: {value} is not on a {wheel.replace('_', '-')} wheel")
     return value
 
 
 def _numbers(wheel: str, raw: JSON) -> tuple[str, ...]:
     if not isinstance(raw, list | tuple):
-        raise _bad_request("numbers must be a list of number strings")
+        raise bad_request("numbers must be a list of number strings")
     nums = [_pocket_name(wheel, v, "numbers") for v in raw]
     if len(set(nums)) != len(nums):
-        raise _invalid_bet("numbers names a number twice")
+        raise invalid_bet("numbers names a number twice")
     return _sorted(nums)
 
 
@@ -573,41 +559,41 @@ def _canonical(wheel: str, kind: str, bet: Mapping[str, JSON]) -> tuple[_Key, di
         allowed.add("numbers")  # may name its numbers; they must be exactly the wager's
     extra = sorted(str(k) for k in bet if k not in allowed)
     if extra:
-        raise _bad_request(f"unknown fields for a {kind} bet: {', '.join(extra)}")
+        raise bad_request(f"unknown fields for a {kind} bet: {', '.join(extra)}")
     table = _COVERAGE[wheel]
     if field is None:
         key: _Key = (kind, None)
         if key not in table:  # five on a single-zero wheel (checked as not offered before)
-            raise _invalid_bet(f"{kind} is not a bet on this wheel")
+            raise invalid_bet(f"{kind} is not a bet on this wheel")
         if "numbers" in bet and frozenset(_numbers(wheel, bet["numbers"])) != table[key]:
-            raise _invalid_bet(f"a {kind} bet covers exactly {' '.join(_sorted(list(table[key])))}")
+            raise invalid_bet(f"a {kind} bet covers exactly {' '.join(_sorted(list(table[key])))}")
         return key, {"kind": kind}
     if field not in bet:
-        raise _bad_request(f"a {kind} bet needs {field!r}")
+        raise bad_request(f"a {kind} bet needs {field!r}")
     value = bet[field]
     if field == "numbers":
         nums = _numbers(wheel, value)
         if len(nums) != _COUNT[kind]:
-            raise _invalid_bet(f"a {kind} bet names {_COUNT[kind]} number(s), not {len(nums)}")
+            raise invalid_bet(f"a {kind} bet names {_COUNT[kind]} number(s), not {len(nums)}")
         key = (kind, nums)
         if key not in table:
-            raise _invalid_bet(f"{'-'.join(nums)} is not a {kind} on this layout")
+            raise invalid_bet(f"{'-'.join(nums)} is not a {kind} on this layout")
         return key, {"kind": kind, "numbers": list(nums)}
     if field in ("column", "dozen"):
-        if not _is_int(value):
-            raise _bad_request(f"{field} must be an integer 1..3")
+        if not is_whole_number(value):
+            raise bad_request(f"{field} must be an integer 1..3")
         assert isinstance(value, int)
         if value not in (1, 2, 3):
-            raise _invalid_bet(f"{field} {value} is not on the layout (1..3)")
+            raise invalid_bet(f"{field} {value} is not on the layout (1..3)")
         return (kind, value), {"kind": kind, field: value}
     if field == "center":
         center = _pocket_name(wheel, value, "center")
         return (kind, center), {"kind": kind, "center": center}
     # field == "color"
     if not isinstance(value, str):
-        raise _bad_request("color must be a string")
+        raise bad_request("color must be a string")
     if value not in COLOURS:
-        raise _invalid_bet(f"color {value!r} is not one of {', '.join(COLOURS)}")
+        raise invalid_bet(f"color {value!r} is not one of {', '.join(COLOURS)}")
     return (kind, value), {"kind": kind, "color": value}
 
 
@@ -662,15 +648,15 @@ class Roulette:
             raise RuleError("wager_not_offered", f"{kind} is not offered at this table")
         assert isinstance(bet, Mapping)
         _, spec = _canonical(wheel, kind, bet)
-        if not _is_int(amount) or amount <= 0:
-            raise _bad_request("amount must be a positive integer number of cents")
+        if not is_whole_number(amount) or amount <= 0:
+            raise bad_request("amount must be a positive integer number of cents")
         min_bet = int(config["min_bet"])
         if kind == "five_adjacent":
             if amount % 5:
-                raise _invalid_bet("a five-adjacent wager is a multiple of five chips, NJ (e)1i(2)")
+                raise invalid_bet("a five-adjacent wager is a multiple of five chips, NJ (e)1i(2)")
             part = amount // 5
             if part < min_bet:
-                raise _bad_request(f"each of the five straights is under the minimum {min_bet}")
+                raise bad_request(f"each of the five straights is under the minimum {min_bet}")
             limit = int(config["max_inside"])
             if part > limit:
                 raise RuleError(
@@ -680,10 +666,10 @@ class Roulette:
                 )
             return spec
         if amount < min_bet:
-            raise _bad_request(f"amount {amount} is under the table minimum {min_bet}")
+            raise bad_request(f"amount {amount} is under the table minimum {min_bet}")
         _, den = payout_odds(config, kind)
         if amount % den:
-            raise _invalid_bet(
+            raise invalid_bet(
                 f"{kind} pays in steps of {den}; the amount must be a multiple of {den}"
             )
         if kind in INSIDE_KINDS:
@@ -712,26 +698,24 @@ class Roulette:
         wheel = config["wheel"]
         pockets = _POCKETS[wheel]
         if not isinstance(raw, Mapping):
-            raise _invalid_outcome(
-                'the outcome must be an object {"pocket": ..., "spun_from": ...}'
-            )
+            raise invalid_outcome('the outcome must be an object {"pocket": ..., "spun_from": ...}')
         extra = sorted(str(k) for k in raw if k not in ("pocket", "spun_from"))
         if extra:
-            raise _invalid_outcome(f"unknown outcome fields: {', '.join(extra)}")
+            raise invalid_outcome(f"unknown outcome fields: {', '.join(extra)}")
         pocket = raw.get("pocket")
         if not isinstance(pocket, str) or pocket not in pockets:
-            raise _invalid_outcome(f"pocket {pocket!r} is not a pocket of this {wheel} wheel")
+            raise invalid_outcome(f"pocket {pocket!r} is not a pocket of this {wheel} wheel")
         spun_from = raw.get("spun_from")
         if spun_from is not None and (not isinstance(spun_from, str) or spun_from not in pockets):
-            raise _invalid_outcome(f"spun_from {spun_from!r} is not a pocket of this wheel")
+            raise invalid_outcome(f"spun_from {spun_from!r} is not a pocket of this wheel")
         if previous is not None:
             if spun_from is None:
-                raise _invalid_outcome(
+                raise invalid_outcome(
                     f"spun_from is required after the first spin: the wheel is spun from the "
                     f"previous winning pocket {previous}, 4620.4(c)(3)"
                 )
             if spun_from != previous:
-                raise _invalid_outcome(
+                raise invalid_outcome(
                     f"spun from {spun_from}, but the ball previously dropped into {previous}: "
                     f"the dealer must spin from the previous winning pocket, 4620.4(c)(3)"
                 )
@@ -742,8 +726,8 @@ class Roulette:
     ) -> Mapping[str, JSON]:
         """The outcome for pocket ``outcomes(config)[index]``, spun from ``previous``."""
         order = WHEELS[config["wheel"]]
-        if not _is_int(index) or not 0 <= index < len(order):
-            raise _invalid_outcome(f"outcome index {index!r} is not in 0..{len(order) - 1}")
+        if not is_whole_number(index) or not 0 <= index < len(order):
+            raise invalid_outcome(f"outcome index {index!r} is not in 0..{len(order) - 1}")
         return {"pocket": order[index], "spun_from": previous}
 
     def settle(
@@ -762,7 +746,7 @@ class Roulette:
         table = _COVERAGE[wheel]
         pocket = outcome["pocket"]
         if not isinstance(pocket, str) or pocket not in _POCKETS[wheel]:
-            raise _invalid_outcome(f"pocket {pocket!r} is not on this {wheel} wheel")
+            raise invalid_outcome(f"pocket {pocket!r} is not on this {wheel} wheel")
         odds: dict[str, tuple[int, int]] = dict(STANDARD_ODDS)
         for kind, (num, den) in config["odds"].items():
             odds[kind] = (int(num), int(den))
@@ -789,7 +773,7 @@ class Roulette:
                 try:
                     key, _ = _canonical(wheel, _kind(bet), bet)
                 except RuleError as err:
-                    raise _invalid_bet(f"bet {placed.bet_id} cannot be settled: {err}") from err
+                    raise invalid_bet(f"bet {placed.bet_id} cannot be settled: {err}") from err
                 kind = key[0]
                 cover = table[key]
             amount = placed.amount

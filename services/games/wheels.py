@@ -24,7 +24,18 @@ from fractions import Fraction
 from math import gcd, lcm
 from typing import Final
 
-from services.games.base import JSON, Game, PlacedBet, RuleError, Settlement
+from services.games.base import (
+    JSON,
+    Game,
+    PlacedBet,
+    RuleError,
+    Settlement,
+    bad_request,
+    invalid_bet,
+    invalid_config,
+    invalid_outcome,
+    is_whole_number,
+)
 
 __all__ = [
     "BIG_NINE",
@@ -190,31 +201,6 @@ DEFAULT_ODDS: Final[Mapping[str, Mapping[str, Mapping[str, tuple[int, int]]]]] =
 """Game -> layout -> odds set on the layout (4620.7(b)(3), 4620.8(b)(2), 4620.9(b)(2))."""
 
 # --------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------
-
-
-def _bad_request(msg: str) -> RuleError:
-    return RuleError("bad_request", msg)
-
-
-def _invalid_bet(msg: str) -> RuleError:
-    return RuleError("invalid_bet", msg)
-
-
-def _invalid_config(msg: str) -> RuleError:
-    return RuleError("invalid_config", msg)
-
-
-def _invalid_outcome(msg: str) -> RuleError:
-    return RuleError("invalid_outcome", msg)
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-# --------------------------------------------------------------------------------------------
 # The games' rules
 # --------------------------------------------------------------------------------------------
 
@@ -272,14 +258,14 @@ _ITEM_KEYS: Final = frozenset({"item", "prize", "value", "donated"})
 
 def _odds_pair(value: JSON, what: str) -> tuple[int, int]:
     """``[num, den]`` (or a whole number ``n`` for ``[n, 1]``) in lowest terms, both > 0."""
-    if _is_int(value):
+    if is_whole_number(value):
         value = [value, 1]
     if (
         not isinstance(value, list | tuple)
         or len(value) != 2
-        or not all(_is_int(v) and v > 0 for v in value)
+        or not all(is_whole_number(v) and v > 0 for v in value)
     ):
-        raise _invalid_config(f"{what}: odds must be [numerator, denominator], both > 0")
+        raise invalid_config(f"{what}: odds must be [numerator, denominator], both > 0")
     num, den = int(value[0]), int(value[1])
     g = gcd(num, den)
     return num // g, den // g
@@ -287,7 +273,7 @@ def _odds_pair(value: JSON, what: str) -> tuple[int, int]:
 
 def _symbol(value: JSON, where: str) -> str:
     if not isinstance(value, str) or not value or value != value.strip():
-        raise _invalid_config(f"{where}: a section shows non-empty names, got {value!r}")
+        raise invalid_config(f"{where}: a section shows non-empty names, got {value!r}")
     return value
 
 
@@ -296,12 +282,12 @@ def _check_shows(game: str, shows: list[str], where: str) -> None:
     if game in ("big_six", "card_wheel", "fruit_wheel"):
         if len(shows) != _THREE:
             cite = {"big_six": "4620.6(a)", "card_wheel": "4620.21(a)"}.get(game, "4620.20(a)")
-            raise _invalid_config(f"{where}: shows {len(shows)} symbols, not three, {cite}")
+            raise invalid_config(f"{where}: shows {len(shows)} symbols, not three, {cite}")
         allowed = {"big_six": DICE, "card_wheel": CARDS}.get(game)
         if allowed is not None:
             bad = [s for s in shows if s not in allowed]
             if bad:
-                raise _invalid_config(
+                raise invalid_config(
                     f"{where}: {', '.join(bad)} not one of {', '.join(allowed)}, "
                     f"{'4620.6(a)' if game == 'big_six' else '4620.21(a)'}"
                 )
@@ -309,7 +295,7 @@ def _check_shows(game: str, shows: list[str], where: str) -> None:
         if len(shows) == 1 and shows[0] in BIG_NINE_SYMBOLS:
             return
         if len(shows) != _BIG_NINE_SECTION_NUMBERS or any(s not in BIG_NINE_NUMBERS for s in shows):
-            raise _invalid_config(
+            raise invalid_config(
                 f"{where}: a Big Nine section shows five numbers 1-9 or one of diamond, star, "
                 "eagle, 4620.7(a), (b)(2)"
             )
@@ -317,22 +303,22 @@ def _check_shows(game: str, shows: list[str], where: str) -> None:
         if len(shows) != 1 or (
             shows[0] not in MONEY_WHEEL_BILLS and shows[0] not in ("flag", "joker")
         ):
-            raise _invalid_config(
+            raise invalid_config(
                 f"{where}: a Money Wheel section shows one of $1, $2, $5, $10, $20, flag, "
                 "joker, 4620.8(a)"
             )
     elif game == "color_wheel":
         if len(shows) != 1:
-            raise _invalid_config(f"{where}: a Color Wheel section shows one colour, 4620.9(a)")
+            raise invalid_config(f"{where}: a Color Wheel section shows one colour, 4620.9(a)")
     elif game == "horse_race_wheel":
         h = shows[0]
         if len(shows) != 1 or not h.isascii() or not h.isdigit() or h != str(int(h)) or h == "0":
-            raise _invalid_config(
+            raise invalid_config(
                 f"{where}: a Horse Race section shows one horse number (1, 2, …), 4620.17(a)"
             )
     else:  # merchandise_wheel
         if len(set(shows)) != len(shows):
-            raise _invalid_config(f"{where}: names a number, symbol or colour twice")
+            raise invalid_config(f"{where}: names a number, symbol or colour twice")
 
 
 def _section(game: str, index: int, raw: JSON) -> dict[str, JSON]:
@@ -345,30 +331,30 @@ def _section(game: str, index: int, raw: JSON) -> dict[str, JSON]:
     elif isinstance(raw, Mapping):
         extra = sorted(str(k) for k in raw if k not in ("shows", "odds", "prize"))
         if extra:
-            raise _invalid_config(f"{where}: unknown keys {', '.join(extra)}")
+            raise invalid_config(f"{where}: unknown keys {', '.join(extra)}")
         shows_raw = raw.get("shows")
         odds = raw.get("odds")
         prize = raw.get("prize")
     else:
-        raise _invalid_config(f"{where}: a section is a string such as '1-1-2' or an object")
+        raise invalid_config(f"{where}: a section is a string such as '1-1-2' or an object")
     if not isinstance(shows_raw, list | tuple) or not shows_raw:
-        raise _invalid_config(f"{where}: shows must be a non-empty list of names")
+        raise invalid_config(f"{where}: shows must be a non-empty list of names")
     shows = [_symbol(s, where) for s in shows_raw]
     _check_shows(game, shows, where)
     out: dict[str, JSON] = {"shows": shows}
     if game == "horse_race_wheel":
         if odds is None:
-            raise _invalid_config(
+            raise invalid_config(
                 f"{where}: a rim sub-section gives the odds paid, 4620.17(a): odds required"
             )
         out["odds"] = list(_odds_pair(odds, where))
     elif odds is not None:
-        raise _invalid_config(f"{where}: only Horse Race sub-sections carry odds")
+        raise invalid_config(f"{where}: only Horse Race sub-sections carry odds")
     if prize is not None:
         if game != "merchandise_wheel":
-            raise _invalid_config(f"{where}: only merchandise wheel sections name a prize")
+            raise invalid_config(f"{where}: only merchandise wheel sections name a prize")
         if not isinstance(prize, str) or not prize or prize != prize.strip():
-            raise _invalid_config(f"{where}: prize must be a non-empty prize class name")
+            raise invalid_config(f"{where}: prize must be a non-empty prize class name")
         out["prize"] = prize
     return out
 
@@ -397,11 +383,11 @@ class _Compiled:
 
 def _limit(raw: Mapping[str, JSON], key: str, maximum: int, cite: str) -> int:
     value = raw.get(key, maximum)
-    if not _is_int(value) or value <= 0:
-        raise _invalid_config(f"{key} must be a positive integer number of cents")
+    if not is_whole_number(value) or value <= 0:
+        raise invalid_config(f"{key} must be a positive integer number of cents")
     assert isinstance(value, int)
     if value > maximum:
-        raise _invalid_config(f"{key} {value} is above the regulatory maximum {maximum}, {cite}")
+        raise invalid_config(f"{key} {value} is above the regulatory maximum {maximum}, {cite}")
     return value
 
 
@@ -409,31 +395,31 @@ def _items(
     classes: frozenset[str], single_limit: int, raw_items: JSON
 ) -> tuple[dict[str, JSON], ...]:
     if not isinstance(raw_items, list | tuple):
-        raise _invalid_config("inventory must be a list of items")
+        raise invalid_config("inventory must be a list of items")
     seen: set[str] = set()
     out: list[dict[str, JSON]] = []
     for i, raw in enumerate(raw_items):
         where = f"inventory item {i}"
         if not isinstance(raw, Mapping):
-            raise _invalid_config(f"{where}: an item is an object {{item, prize, value, donated}}")
+            raise invalid_config(f"{where}: an item is an object {{item, prize, value, donated}}")
         extra = sorted(str(k) for k in raw if k not in _ITEM_KEYS)
         if extra:
-            raise _invalid_config(f"{where}: unknown keys {', '.join(extra)}")
+            raise invalid_config(f"{where}: unknown keys {', '.join(extra)}")
         item, prize, value = raw.get("item"), raw.get("prize"), raw.get("value")
         donated = raw.get("donated", False)
         if not isinstance(item, str) or not item:
-            raise _invalid_config(f"{where}: item must be a non-empty id")
+            raise invalid_config(f"{where}: item must be a non-empty id")
         where = f"inventory item {item!r}"
         if item in seen:
             raise RuleError("duplicate_item", f"{where}: the id is used twice")
         seen.add(item)
         if not isinstance(prize, str) or prize not in classes:
-            raise _invalid_config(
+            raise invalid_config(
                 f"{where}: prize {prize!r} is not a class a section names "
                 f"({', '.join(sorted(classes))})"
             )
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise _invalid_config(f"{where}: value must be a positive integer number of cents")
+            raise invalid_config(f"{where}: value must be a positive integer number of cents")
         if value > single_limit:
             raise RuleError(
                 "prize_over_limit",
@@ -441,7 +427,7 @@ def _items(
                 "4620.10(d), GML 189(5)(a)",
             )
         if not isinstance(donated, bool):
-            raise _invalid_config(f"{where}: donated must be true or false")
+            raise invalid_config(f"{where}: donated must be true or false")
         out.append({"item": item, "prize": prize, "value": value, "donated": donated})
     return tuple(out)
 
@@ -450,27 +436,27 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
     """Validate ``raw`` options of ``game`` and build its tables (``invalid_config``)."""
     rules = _RULES[game]
     if not isinstance(raw, Mapping):
-        raise _invalid_config(f"the {rules.title} configuration must be an object")
+        raise invalid_config(f"the {rules.title} configuration must be an object")
     known = _CONFIG_KEYS | (_MERCHANDISE_KEYS if game == "merchandise_wheel" else frozenset())
     unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
-        raise _invalid_config(f"unknown {rules.title} settings: {', '.join(unknown)}")
+        raise invalid_config(f"unknown {rules.title} settings: {', '.join(unknown)}")
 
     # The layout: a named default (expanded) or custom sections.
     layouts = DEFAULT_LAYOUTS[game]
     layout = raw.get("layout", "custom" if "sections" in raw else "standard")
     if not isinstance(layout, str) or (layout != "custom" and layout not in layouts):
-        raise _invalid_config(
+        raise invalid_config(
             f"layout must be one of {', '.join([*layouts, 'custom'])}, got {layout!r}"
         )
     if layout == "custom":
         raw_sections = raw.get("sections")
         if raw_sections is None:
-            raise _invalid_config("a custom layout needs its sections")
+            raise invalid_config("a custom layout needs its sections")
     else:
         raw_sections = list(layouts[layout])
     if not isinstance(raw_sections, list | tuple) or len(raw_sections) < 2:
-        raise _invalid_config("sections must be a list of at least two sections")
+        raise invalid_config("sections must be a list of at least two sections")
     sections = [_section(game, i, s) for i, s in enumerate(raw_sections)]
     if layout != "custom" and "sections" in raw:
         given = raw["sections"]
@@ -478,7 +464,7 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
             not isinstance(given, list | tuple)
             or [_section(game, i, s) for i, s in enumerate(given)] != sections
         ):
-            raise _invalid_config(
+            raise invalid_config(
                 f"sections differ from the {layout} layout: give layout = 'custom' to change them"
             )
     n = len(sections)
@@ -491,12 +477,12 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
     spaces = tuple(seen)
     missing = [s for s in _REQUIRED_SPACES.get(game, ()) if s not in seen]
     if missing:
-        raise _invalid_config(
+        raise invalid_config(
             f"betting space(s) {', '.join(missing)} show on no section: they would pay "
             f"nothing, {rules.cite}(a)"
         )
     if game == "fruit_wheel" and len(spaces) != FRUIT_TYPES:
-        raise _invalid_config(
+        raise invalid_config(
             f"a Fruit Wheel shows six types of fruit, 4620.20(a); this one shows {len(spaces)}"
         )
 
@@ -511,10 +497,10 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         settable = ()
     odds_raw = raw.get("odds", {})
     if not isinstance(odds_raw, Mapping):
-        raise _invalid_config("odds must be an object: betting space -> [numerator, denominator]")
+        raise invalid_config("odds must be an object: betting space -> [numerator, denominator]")
     for space in odds_raw:
         if space not in settable:
-            raise _invalid_config(
+            raise invalid_config(
                 f"odds of {space!r} are not set on this layout"
                 + ("" if settable else f": {rules.title} odds are fixed, {rules.cite}(b)")
             )
@@ -528,14 +514,14 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         elif game == "money_wheel":
             odds[space] = (MONEY_WHEEL_SYMBOL_MAX_ODDS, 1)
         else:
-            raise _invalid_config(
+            raise invalid_config(
                 f"the odds of {space} must be displayed on the layout, "
                 f"{'4620.7(b)(3)' if game == 'big_nine' else '4620.9(b)(2)'}: give odds.{space}"
             )
         if game == "money_wheel":
             value = Fraction(*odds[space])
             if not MONEY_WHEEL_SYMBOL_MIN_ODDS <= value <= MONEY_WHEEL_SYMBOL_MAX_ODDS:
-                raise _invalid_config(
+                raise invalid_config(
                     f"odds of {space} {odds[space][0]}:{odds[space][1]} are outside 25-to-1 "
                     "through 40-to-1, 4620.8(b)(2)"
                 )
@@ -563,7 +549,7 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         wins.append(pays)
 
     if not cash and not any(wins):
-        raise _invalid_config(
+        raise invalid_config(
             "no section names a prize class: the wheel would award nothing, 4620.10(a)"
         )
     steps: dict[str, int] = {}
@@ -580,18 +566,18 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
                 / n
             )
             if ret > 1:
-                raise _invalid_config(
+                raise invalid_config(
                     f"betting space {space} would give the player an edge (expected return "
                     f"{ret} of the stake; docs/RULES.md, Wheel games)"
                 )
 
     max_bet = _limit(raw, "max_bet", rules.max_bet, rules.max_bet_cite)
     min_bet = raw.get("min_bet", DEFAULT_MIN_BET_CENTS)
-    if not _is_int(min_bet) or min_bet <= 0:
-        raise _invalid_config("min_bet must be a positive integer number of cents")
+    if not is_whole_number(min_bet) or min_bet <= 0:
+        raise invalid_config("min_bet must be a positive integer number of cents")
     assert isinstance(min_bet, int)
     if min_bet > max_bet:
-        raise _invalid_config(
+        raise invalid_config(
             f"min_bet {min_bet} is above max_bet {max_bet}: no bet could be placed"
         )
 
@@ -619,7 +605,7 @@ def _compile(game: str, raw: Mapping[str, JSON]) -> _Compiled:
         try:
             items = _items(classes, single, raw.get("inventory", []))
         except RuleError as err:  # duplicate_item, prize_over_limit: all invalid_config here
-            raise _invalid_config(err.message) from err
+            raise invalid_config(err.message) from err
         config["single_prize_limit"] = single
         config["aggregate_prize_limit"] = aggregate
         config["inventory"] = list(items)
@@ -652,7 +638,7 @@ def _compiled(game: str, config: Mapping[str, JSON]) -> _Compiled:
     try:
         content = json.dumps(config, sort_keys=True)
     except (TypeError, ValueError) as err:
-        raise _invalid_config(f"the configuration is not JSON-like: {err}") from err
+        raise invalid_config(f"the configuration is not JSON-like: {err}") from err
     compiled = _BY_CONTENT.get((game, content))
     if compiled is None:
         compiled = _compile(game, config)
@@ -702,15 +688,15 @@ def sections_won_by(config: Mapping[str, JSON], space: str, game: str) -> tuple[
     """
     compiled = _compiled(_game_of(game), config)
     if space not in compiled.spaces:
-        raise _invalid_bet(f"{space!r} is not a betting space of this layout")
+        raise invalid_bet(f"{space!r} is not a betting space of this layout")
     return compiled.won_by[space]
 
 
 def section_prize(config: Mapping[str, JSON], index: int) -> str | None:
     """The prize class section ``index`` names, or None (``invalid_outcome`` off the wheel)."""
     sections = config["sections"]
-    if not _is_int(index) or not 0 <= index < len(sections):
-        raise _invalid_outcome(f"section {index!r} is not on this wheel (0..{len(sections) - 1})")
+    if not is_whole_number(index) or not 0 <= index < len(sections):
+        raise invalid_outcome(f"section {index!r} is not on this wheel (0..{len(sections) - 1})")
     prize = sections[index].get("prize")
     return None if prize is None else str(prize)
 
@@ -733,7 +719,7 @@ def player_return(config: Mapping[str, JSON], space: str, game: str) -> Fraction
     """
     compiled = _compiled(_game_of(game), config)
     if space not in compiled.spaces:
-        raise _invalid_bet(f"{space!r} is not a betting space of this layout")
+        raise invalid_bet(f"{space!r} is not a betting space of this layout")
     if not compiled.cash:
         return Fraction(0)
     total = sum(
@@ -785,7 +771,7 @@ class Wheel:
         """
         compiled = _compiled(self.name, config)
         if not isinstance(bet, Mapping):
-            raise _bad_request('bet must be an object {"space": ...}')
+            raise bad_request('bet must be an object {"space": ...}')
         extra = sorted(str(k) for k in bet if k != "space")
         if extra:
             if self.name == "merchandise_wheel":
@@ -794,14 +780,14 @@ class Wheel:
                     f"a wager is money only: {', '.join(extra)} offered with it; merchandise "
                     "shall not be wagered, 4620.10(c)",
                 )
-            raise _bad_request(f"unknown bet fields: {', '.join(extra)}")
+            raise bad_request(f"unknown bet fields: {', '.join(extra)}")
         space = bet.get("space")
         if not isinstance(space, str):
-            raise _bad_request("bet.space must be a string")
+            raise bad_request("bet.space must be a string")
         if space not in compiled.spaces:
-            raise _invalid_bet(f"{space!r} is not a betting space of this {self._rules.title}")
-        if not _is_int(amount) or amount <= 0:
-            raise _bad_request("amount must be a positive integer number of cents")
+            raise invalid_bet(f"{space!r} is not a betting space of this {self._rules.title}")
+        if not is_whole_number(amount) or amount <= 0:
+            raise bad_request("amount must be a positive integer number of cents")
         cfg = compiled.config
         min_bet, max_bet = int(cfg["min_bet"]), int(cfg["max_bet"])
         if amount < min_bet:
@@ -816,7 +802,7 @@ class Wheel:
             )
         step = compiled.steps[space]
         if amount % step:
-            raise _invalid_bet(f"{space} pays in steps of {step}; the amount must be a multiple")
+            raise invalid_bet(f"{space} pays in steps of {step}; the amount must be a multiple")
         return {"space": space}
 
     def outcomes(self, config: Mapping[str, JSON]) -> Sequence[str]:
@@ -832,13 +818,13 @@ class Wheel:
         """
         n = len(_compiled(self.name, config).outcomes)
         if not isinstance(raw, Mapping):
-            raise _invalid_outcome('the outcome must be an object {"section": index}')
+            raise invalid_outcome('the outcome must be an object {"section": index}')
         extra = sorted(str(k) for k in raw if k != "section")
         if extra:
-            raise _invalid_outcome(f"unknown outcome fields: {', '.join(extra)}")
+            raise invalid_outcome(f"unknown outcome fields: {', '.join(extra)}")
         section = raw.get("section")
         if not isinstance(section, int) or isinstance(section, bool) or not 0 <= section < n:
-            raise _invalid_outcome(f"section {section!r} is not on this wheel (0..{n - 1})")
+            raise invalid_outcome(f"section {section!r} is not on this wheel (0..{n - 1})")
         return {"section": section}
 
     def drawn_outcome(
@@ -846,8 +832,8 @@ class Wheel:
     ) -> Mapping[str, JSON]:
         """The outcome for ``outcomes(config)[index]``: ``{"section": index}``."""
         n = len(_compiled(self.name, config).outcomes)
-        if not _is_int(index) or not 0 <= index < n:
-            raise _invalid_outcome(f"outcome index {index!r} is not in 0..{n - 1}")
+        if not is_whole_number(index) or not 0 <= index < n:
+            raise invalid_outcome(f"outcome index {index!r} is not in 0..{n - 1}")
         return {"section": index}
 
     def settle(
@@ -863,8 +849,8 @@ class Wheel:
         """
         compiled = _compiled(self.name, config)
         section = outcome["section"]
-        if not _is_int(section) or not 0 <= section < len(compiled.wins):
-            raise _invalid_outcome(f"section {section!r} is not on this wheel")
+        if not is_whole_number(section) or not 0 <= section < len(compiled.wins):
+            raise invalid_outcome(f"section {section!r} is not on this wheel")
         wins = compiled.wins[section]
         spaces = compiled.spaces
         cash = compiled.cash
@@ -876,11 +862,11 @@ class Wheel:
                 space = placed.bet["space"]
                 w = wins.get(space)
             except (KeyError, TypeError):
-                raise _invalid_bet(f"bet {placed.bet_id} cannot be settled: no space") from None
+                raise invalid_bet(f"bet {placed.bet_id} cannot be settled: no space") from None
             amount = placed.amount
             if w is None:
                 if space not in spaces:
-                    raise _invalid_bet(f"bet {placed.bet_id}: {space!r} is not on this layout")
+                    raise invalid_bet(f"bet {placed.bet_id}: {space!r} is not on this layout")
                 append(make(placed.bet_id, placed.player, amount, "lost", 0))
             elif cash:
                 append(
