@@ -41,6 +41,18 @@ def table_stream(table_id: str) -> str:
     return f"table:{table_id}"
 
 
+def system_submission(command: Any) -> Submission[Any]:
+    """A command the server itself sends (actor ``system``): no idempotency key, since it
+    is decided afresh each time (opening what the night file declares, the raffle clock)."""
+    return Submission(
+        key="",
+        fingerprint="",
+        command_id=f"system-{time.time_ns()}",
+        actor=SYSTEM_ACTOR,
+        command=command,
+    )
+
+
 class Supervisor:
     """Starts, runs and stops the actors of one night's organization."""
 
@@ -199,14 +211,7 @@ class Supervisor:
             ):
                 continue
             reply = await self.submit(
-                stream,
-                Submission(
-                    key="",
-                    fingerprint="",
-                    command_id=f"system-{time.time_ns()}",
-                    actor=SYSTEM_ACTOR,
-                    command=RaiseDueAnnouncements(now_ms=now_ms),
-                ),
+                stream, system_submission(RaiseDueAnnouncements(now_ms=now_ms))
             )
             after = actor.state
             if reply["ok"] and isinstance(after, RaffleState) and after.announced_round is not None:
@@ -214,16 +219,7 @@ class Supervisor:
         return raised
 
     async def _system(self, stream: str, command: Any) -> None:
-        reply = await self.submit(
-            stream,
-            Submission(
-                key="",
-                fingerprint="",
-                command_id=f"system-{time.time_ns()}",
-                actor=SYSTEM_ACTOR,
-                command=command,
-            ),
-        )
+        reply = await self.submit(stream, system_submission(command))
         if not reply["ok"]:
             raise RuntimeError(f"{stream}: {reply['error']['message']}")
 
