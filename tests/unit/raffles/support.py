@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from events.base import Event
+from services.games.base import RuleError
 from services.raffles import queen_of_hearts as qoh
 from services.raffles.rules import decide, evolve
 from services.raffles.state import (
@@ -101,3 +104,12 @@ class Raffle:
 
 def of_type(events: Sequence[Event], cls: type[Event]) -> list[Any]:
     return [e for e in events if isinstance(e, cls)]
+
+
+def refused(raffle: Raffle, command: object) -> str:
+    """The code ``decide`` refuses ``command`` with; the state is left as it was."""
+    before = raffle.state
+    with pytest.raises(RuleError) as e:
+        decide(raffle.state, command)  # type: ignore[arg-type]
+    assert raffle.state is before
+    return e.value.code

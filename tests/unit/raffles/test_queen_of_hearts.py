@@ -10,7 +10,6 @@ from events.raffles import CardRevealed, DrawingHeld, PrizeAwarded, ProfitKept, 
 from services.games.base import RuleError
 from services.raffles import queen_of_hearts as qoh
 from services.raffles import tickets
-from services.raffles.rules import decide
 from services.raffles.state import HoldDrawing, RevealCard, SellTicket
 from tests.unit.raffles.support import (
     DAY,
@@ -19,16 +18,9 @@ from tests.unit.raffles.support import (
     Raffle,
     of_type,
     qoh_config,
+    refused,
     server_board,
 )
-
-
-def refused(raffle: Raffle, command: object) -> str:
-    before = raffle.state
-    with pytest.raises(RuleError) as e:
-        decide(raffle.state, command)  # type: ignore[arg-type]
-    assert raffle.state is before
-    return e.value.code
 
 
 def week(r: Raffle, tickets_sold: int, *draws: int, now: int = NOW) -> list[int]:

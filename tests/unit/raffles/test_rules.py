@@ -20,7 +20,15 @@ from services.raffles.state import (
     SetupRaffle,
     TryKey,
 )
-from tests.unit.raffles.support import DAY, NOW, Raffle, of_type, qoh_config, standard_config
+from tests.unit.raffles.support import (
+    DAY,
+    NOW,
+    Raffle,
+    of_type,
+    qoh_config,
+    refused,
+    standard_config,
+)
 
 ADULT = PurchaserAccount(
     legal_name="Jane Q. Public",
@@ -43,14 +51,6 @@ def online(**over: object) -> OnlinePurchase:
     }
     fields.update(over)
     return OnlinePurchase(**fields)  # type: ignore[arg-type]
-
-
-def refused(raffle: Raffle, command: object) -> str:
-    before = raffle.state
-    with pytest.raises(RuleError) as e:
-        decide(raffle.state, command)  # type: ignore[arg-type]
-    assert raffle.state is before
-    return e.value.code
 
 
 def test_setup_once_the_same_again_is_a_no_op_another_is_a_conflict() -> None:

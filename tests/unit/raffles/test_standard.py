@@ -7,7 +7,6 @@ import pytest
 from events.raffles import DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded, TicketSold
 from services.games.base import RuleError
 from services.raffles import tickets
-from services.raffles.rules import decide
 from services.raffles.state import CloseSales, HoldDrawing, RecordDrawingMethod, SellTicket
 from tests.unit.raffles.support import (
     DAY,
@@ -16,17 +15,9 @@ from tests.unit.raffles.support import (
     common,
     fifty_fifty_config,
     of_type,
+    refused,
     standard_config,
 )
-
-
-def refused(raffle: Raffle, command: object) -> str:
-    """The code ``decide`` refuses ``command`` with; the state is left as it was."""
-    before = raffle.state
-    with pytest.raises(RuleError) as e:
-        decide(raffle.state, command)  # type: ignore[arg-type]
-    assert raffle.state is before
-    return e.value.code
 
 
 def test_a_sale_records_serials_price_and_the_ticket_face() -> None:

@@ -16,7 +16,7 @@ from events.raffles import (
 )
 from services.games.base import RuleError
 from services.raffles import treasure_chest as tc
-from services.raffles.rules import decide, draw_sizes
+from services.raffles.rules import draw_sizes
 from services.raffles.state import (
     CloseSales,
     HoldDrawing,
@@ -24,15 +24,15 @@ from services.raffles.state import (
     SellTicket,
     TryKey,
 )
-from tests.unit.raffles.support import DAY, NOW, Raffle, of_type, standard_config, tc_config
-
-
-def refused(raffle: Raffle, command: object) -> str:
-    before = raffle.state
-    with pytest.raises(RuleError) as e:
-        decide(raffle.state, command)  # type: ignore[arg-type]
-    assert raffle.state is before
-    return e.value.code
+from tests.unit.raffles.support import (
+    DAY,
+    NOW,
+    Raffle,
+    of_type,
+    refused,
+    standard_config,
+    tc_config,
+)
 
 
 def occasion(r: Raffle, sold: int, now: int = NOW) -> DrawingHeld:
