@@ -459,3 +459,14 @@ class Books:
 
     def balance(self, p: str) -> int:
         return self.bought[p] - self.redeemed[p] - self.wagered[p] + self.paid[p]
+
+    def player(self, p: str) -> dict[str, int]:
+        """The bankroll row the server must show for player ``p``."""
+        return {
+            "bought": self.bought[p],
+            "redeemed": self.redeemed[p],
+            "wagered": self.wagered[p],
+            "paid": self.paid[p],
+            "balance": self.balance(p),
+            "net": self.paid[p] - self.wagered[p],
+        }

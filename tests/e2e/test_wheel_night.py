@@ -812,14 +812,7 @@ async def test_a_night_of_wheels_survives_restarts_and_closes_at_the_prize_limit
         }
         players = bankrolls["players"]
         for p in PLAYERS:
-            assert players[p] == {
-                "bought": books.bought[p],
-                "redeemed": books.redeemed[p],
-                "wagered": books.wagered[p],
-                "paid": books.paid[p],
-                "balance": books.balance(p),
-                "net": books.paid[p] - books.wagered[p],
-            }
+            assert players[p] == books.player(p)
         org = bankrolls["organization"]
         balances = {p: players[p]["balance"] for p in PLAYERS}
         assert sum(balances.values()) + org["house_win"] == org["issued"] - org["redeemed"]

@@ -282,14 +282,7 @@ async def test_a_whole_night_balances_replays_and_verifies(serve: ServeFactory) 
         assert org["outstanding"] == org["issued"] - org["redeemed"]
         assert balances == {p: books.balance(p) for p in PLAYERS}
         for p in PLAYERS:
-            assert players[p] == {
-                "bought": books.bought[p],
-                "redeemed": books.redeemed[p],
-                "wagered": books.wagered[p],
-                "paid": books.paid[p],
-                "balance": books.balance(p),
-                "net": books.paid[p] - books.wagered[p],
-            }
+            assert players[p] == books.player(p)
             status, own = await server.get(f"/api/bankrolls/players/{p}", server.player_token(p))
             assert status == 200 and own == {"player": p, **players[p]}
         status, _ = await server.get("/api/bankrolls/players/p-2", server.player_token("p-1"))
