@@ -18,10 +18,9 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from bench.common import Result, at_least, own_redis, progress, unique_org
-from bench.rebuild import _Chains, rebuild_rates
+from bench.rebuild import Chains, fill, rebuild_rates
 from projections.control_sheets import ControlSheets
 from services.games.wheels import MERCHANDISE_WHEEL
-from services.store import keys
 from services.store.redis_store import EventStore
 
 WHEELS = 10
@@ -46,7 +45,7 @@ def _items(rng: random.Random, wheel: int, first: int, count: int) -> list[dict[
 def night_events(total: int, seed: int = 12) -> Iterator[bytes]:
     """About ``total`` encoded envelopes of a merchandise-wheel night, in commit order."""
     rng = random.Random(seed)
-    chains = _Chains()
+    chains = Chains()
     config = dict(MERCHANDISE_WHEEL.parse_config({"aggregate_prize_limit": 1_000_000}))
     config["aggregate_prize_limit"] = LIMIT
     shelves: dict[int, list[dict[str, Any]]] = {}
@@ -111,21 +110,6 @@ def night_events(total: int, seed: int = 12) -> Iterator[bytes]:
             made += 1
 
 
-async def fill(client: aioredis.Redis, org: str, total: int) -> tuple[int, int]:
-    log_key = keys.log(org)
-    count = awards = 0
-    pipe = client.pipeline(transaction=False)
-    for raw in night_events(total):
-        pipe.xadd(log_key, {"e": raw})
-        count += 1
-        awards += b"MerchandiseAwarded" in raw
-        if count % 2000 == 0:
-            await pipe.execute()
-            pipe = client.pipeline(transaction=False)
-    await pipe.execute()
-    return count, awards
-
-
 async def run(quick: bool) -> list[Result]:
     total = 100_000 if quick else 300_000
     with own_redis() as redis:
@@ -133,7 +117,9 @@ async def run(quick: bool) -> list[Result]:
         try:
             org = unique_org("sheets")
             progress(f"control sheets: filling the org log with ~{total:,} events")
-            count, awards = await fill(client, org, total)
+            events = list(night_events(total))
+            awards = sum(b"MerchandiseAwarded" in raw for raw in events)
+            count = await fill(client, org, events)
             store = EventStore(client, org)
             runs = 3
             rates, sheets = await rebuild_rates(store, ControlSheets, count, runs, "control sheets")

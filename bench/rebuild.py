@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -43,7 +43,7 @@ KINDS: list[dict[str, Any]] = [
 ]
 
 
-class _Chains:
+class Chains:
     """Seals envelopes, keeping each stream's seq and last hash."""
 
     def __init__(self) -> None:
@@ -71,7 +71,7 @@ class _Chains:
 def night_events(total: int, seed: int = 11) -> Iterator[bytes]:
     """About ``total`` encoded envelopes of a night, in commit order."""
     rng = random.Random(seed)
-    chains = _Chains()
+    chains = Chains()
     players = [f"p-{i:03d}" for i in range(PLAYERS)]
     made = 0
     for p in players:
@@ -130,11 +130,12 @@ def night_events(total: int, seed: int = 11) -> Iterator[bytes]:
             made += 1
 
 
-async def fill(client: aioredis.Redis, org: str, total: int) -> int:
+async def fill(client: aioredis.Redis, org: str, events: Iterable[bytes]) -> int:
+    """Append encoded envelopes to the org log with pipelined XADDs; how many."""
     log_key = keys.log(org)
     count = 0
     pipe = client.pipeline(transaction=False)
-    for raw in night_events(total):
+    for raw in events:
         pipe.xadd(log_key, {"e": raw})
         count += 1
         if count % 2000 == 0:
@@ -178,7 +179,7 @@ async def run(quick: bool) -> list[Result]:
             org = unique_org("rebuild")
             progress(f"rebuild: filling the org log with ~{total:,} events")
             started = time.perf_counter()
-            count = await fill(client, org, total)
+            count = await fill(client, org, night_events(total))
             fill_s = time.perf_counter() - started
             store = EventStore(client, org)
             runs = 3
