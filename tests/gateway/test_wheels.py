@@ -51,6 +51,11 @@ def wheel_night(org: str) -> dict[str, Any]:
     return doc
 
 
+def wager(table: str, player: str, bet: dict[str, Any], amount: int) -> dict[str, Any]:
+    """A ``place_bet`` command's fields."""
+    return {"op": "place_bet", "table": table, "player": player, "bet": bet, "amount": amount}
+
+
 class Night:
     """A server with p-1 and p-2 holding chips and round 1 open at both wheels."""
 
@@ -131,9 +136,7 @@ async def test_a_merchandise_winner_gets_an_item_and_the_sheet_is_pushed(night: 
         "mug-2",
         "bear-1",
     ]
-    await night.ok(
-        night.player, "place_bet", table=PRIZES, player="p-1", bet={"space": "1"}, amount=200
-    )
+    await night.ok(night.player, **wager(PRIZES, "p-1", {"space": "1"}, 200))
     await night.ok(night.dealer, "no_more_bets", table=PRIZES)
     result = await night.ok(night.dealer, "record_outcome", table=PRIZES, outcome={"section": 0})
     assert result["paid"] == 0  # 4620.10(d): merchandise, not cash
@@ -184,10 +187,8 @@ async def test_a_restock_by_a_member_in_charge_reaches_the_sheet(night: Night) -
 
 async def test_the_wheel_closes_itself_at_the_aggregate_limit(night: Night) -> None:
     p2 = await night.server.connect(player_token("p-2"))
-    await night.ok(
-        night.player, "place_bet", table=PRIZES, player="p-1", bet={"space": "1"}, amount=100
-    )
-    await night.ok(p2, "place_bet", table=PRIZES, player="p-2", bet={"space": "1"}, amount=100)
+    await night.ok(night.player, **wager(PRIZES, "p-1", {"space": "1"}, 100))
+    await night.ok(p2, **wager(PRIZES, "p-2", {"space": "1"}, 100))
     await night.ok(night.dealer, "no_more_bets", table=PRIZES)
     result = await night.ok(night.dealer, "record_outcome", table=PRIZES, outcome={"section": 0})
     assert [a["item"] for a in result["awards"]] == ["mug-1", "mug-2"]
@@ -201,52 +202,20 @@ async def test_the_wheel_closes_itself_at_the_aggregate_limit(night: Night) -> N
 
 
 async def test_a_bet_on_a_space_the_layout_does_not_have(night: Night) -> None:
-    await night.refused(
-        night.player,
-        "invalid_bet",
-        op="place_bet",
-        table=MONEY,
-        player="p-1",
-        bet={"space": "$3"},
-        amount=100,
-    )
+    await night.refused(night.player, "invalid_bet", **wager(MONEY, "p-1", {"space": "$3"}, 100))
 
 
 async def test_a_bet_over_the_wheel_maximum_4620_8_b_3(night: Night) -> None:
-    await night.refused(
-        night.player,
-        "over_limit",
-        op="place_bet",
-        table=MONEY,
-        player="p-1",
-        bet={"space": "$1"},
-        amount=501,
-    )
+    await night.refused(night.player, "over_limit", **wager(MONEY, "p-1", {"space": "$1"}, 501))
 
 
 async def test_a_merchandise_bet_over_two_dollars_4620_10_c(night: Night) -> None:
-    await night.refused(
-        night.player,
-        "over_limit",
-        op="place_bet",
-        table=PRIZES,
-        player="p-1",
-        bet={"space": "1"},
-        amount=201,
-    )
+    await night.refused(night.player, "over_limit", **wager(PRIZES, "p-1", {"space": "1"}, 201))
 
 
 async def test_merchandise_offered_as_a_wager_4620_10_c(night: Night) -> None:
     bet = {"space": "1", "merchandise": "mug-1"}
-    await night.refused(
-        night.player,
-        "merchandise_wager",
-        op="place_bet",
-        table=PRIZES,
-        player="p-1",
-        bet=bet,
-        amount=100,
-    )
+    await night.refused(night.player, "merchandise_wager", **wager(PRIZES, "p-1", bet, 100))
 
 
 async def test_a_section_index_outside_the_wheel(night: Night) -> None:
@@ -259,54 +228,24 @@ async def test_a_section_index_outside_the_wheel(night: Night) -> None:
 
 async def test_a_bet_the_shelf_could_not_honour(night: Night) -> None:
     p2 = await night.server.connect(player_token("p-2"))
-    await night.ok(
-        night.player, "place_bet", table=PRIZES, player="p-1", bet={"space": "2"}, amount=100
-    )
-    await night.refused(
-        p2,
-        "out_of_stock",
-        op="place_bet",
-        table=PRIZES,
-        player="p-2",
-        bet={"space": "2"},
-        amount=100,
-    )
+    await night.ok(night.player, **wager(PRIZES, "p-1", {"space": "2"}, 100))
+    await night.refused(p2, "out_of_stock", **wager(PRIZES, "p-2", {"space": "2"}, 100))
 
 
 async def test_a_bet_that_could_pass_the_aggregate_limit(night: Night) -> None:
     p2 = await night.server.connect(player_token("p-2"))
-    await night.ok(
-        night.player, "place_bet", table=PRIZES, player="p-1", bet={"space": "1"}, amount=100
-    )
-    await night.ok(
-        night.player, "place_bet", table=PRIZES, player="p-1", bet={"space": "1"}, amount=100
-    )
+    await night.ok(night.player, **wager(PRIZES, "p-1", {"space": "1"}, 100))
+    await night.ok(night.player, **wager(PRIZES, "p-1", {"space": "1"}, 100))
     # a third mug winner would need a third mug: out of stock before the limit
-    await night.refused(
-        p2,
-        "out_of_stock",
-        op="place_bet",
-        table=PRIZES,
-        player="p-2",
-        bet={"space": "1"},
-        amount=100,
-    )
+    await night.refused(p2, "out_of_stock", **wager(PRIZES, "p-2", {"space": "1"}, 100))
     # the bear (1,000) alone fits the limit (1,000); with the two mugs it is another section
-    await night.ok(p2, "place_bet", table=PRIZES, player="p-2", bet={"space": "2"}, amount=100)
+    await night.ok(p2, **wager(PRIZES, "p-2", {"space": "2"}, 100))
     member = await night.server.connect(token("member_in_charge"))
     await night.ok(
         member, "add_stock", table=PRIZES, items=[{"item": "mug-9", "prize": "mug", "value": 1}]
     )
     # three mugs would be 400 + 600 + 1 = 1,001 > 1,000
-    await night.refused(
-        p2,
-        "prize_limit",
-        op="place_bet",
-        table=PRIZES,
-        player="p-2",
-        bet={"space": "1"},
-        amount=100,
-    )
+    await night.refused(p2, "prize_limit", **wager(PRIZES, "p-2", {"space": "1"}, 100))
 
 
 @pytest.mark.parametrize(
