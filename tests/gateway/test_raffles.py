@@ -155,9 +155,9 @@ async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
     assert opened["config"]["board"]["root"] == root
 
 
-async def test_a_treasure_chest_occasion_and_a_carry_over(server: LiveServer) -> None:
-    seller, mic = await clients(server)
-    config = {
+def chest_config() -> dict[str, Any]:
+    """A Treasure Chest of ten keys at $5 a ticket, 20 % profit, first drawing tomorrow."""
+    return {
         "name": "Treasure Chest",
         "location": "Bingo hall",
         "price": 500,
@@ -165,6 +165,11 @@ async def test_a_treasure_chest_occasion_and_a_carry_over(server: LiveServer) ->
         "keys": 10,
         "profit_bp": 2000,
     }
+
+
+async def test_a_treasure_chest_occasion_and_a_carry_over(server: LiveServer) -> None:
+    seller, mic = await clients(server)
+    config = chest_config()
     ok(await mic.cmd("setup_raffle", raffle="tc-1", kind="treasure_chest", config=config))
     for _ in range(6):
         ok(await seller.cmd("sell_ticket", raffle="tc-1", amount=500))
@@ -377,14 +382,7 @@ async def test_the_server_raises_the_170_day_announcement_by_itself(server: Live
     """4620.24(b)(12): no one sends a command; the server's clock looks in on the raffle."""
     seller, mic = await clients(server)
     auditor = await server.connect(token("auditor"))
-    config = {
-        "name": "Treasure Chest",
-        "location": "Bingo hall",
-        "price": 500,
-        "first_drawing_at": int(time.time() * 1000) + DAY,
-        "keys": 10,
-        "profit_bp": 2000,
-    }
+    config = chest_config()
     ok(await mic.cmd("setup_raffle", raffle="tc-9", kind="treasure_chest", config=config))
     ok(await seller.cmd("sell_ticket", raffle="tc-9", amount=500))
     ok(await auditor.cmd("subscribe", stream="raffle:tc-9"))
