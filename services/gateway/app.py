@@ -425,6 +425,13 @@ async def _prepare_raffle(
         reply = await _submit(runtime, who, parsed, command)
     except RuleError as e:
         reply = error_reply(e.code, e.message)
+    except board.BoardUnreadable:
+        # Not transient: the server's secret changed, or the stored board was altered.
+        log.error("raffle_board_unreadable", raffle=parsed.raffle)
+        reply = error_reply(
+            "board_unreadable",
+            "the stored board cannot be opened with this server's secret; nothing was revealed",
+        )
     except (VaultError, OSError, ConnectionError) as e:
         log.warning("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
         reply = error_reply("unavailable", "the store is unreachable; retry the same command id")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import structlog
 
+from services.store import keys
 from services.store.embedded import EmbeddedRedis
 from services.store.verify import verify_all
 from tests.conftest import night_doc
@@ -153,6 +154,32 @@ async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
     assert opened["config"]["board"]["commitments"][4] == commitment
     root = hashlib.sha256("".join(opened["config"]["board"]["commitments"]).encode()).hexdigest()
     assert opened["config"]["board"]["root"] == root
+
+
+async def test_a_board_the_server_cannot_open_is_refused_with_its_code(
+    server: LiveServer,
+) -> None:
+    """A server-dealt board sealed under another secret (or altered) reveals nothing."""
+    seller, mic = await clients(server)
+    config = {
+        "name": "Committed board",
+        "location": "Online",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + DAY,
+        "board": "server",
+    }
+    ok(await mic.cmd("setup_raffle", raffle="qoh-3", kind="queen_of_hearts", config=config))
+    ok(await seller.cmd("sell_ticket", raffle="qoh-3", amount=100))
+    ok(await mic.cmd("record_drawing_method", raffle="qoh-3", method="hand", description="drum"))
+    ok(await mic.cmd("hold_drawing", raffle="qoh-3", serials=[1]))
+    runtime = server.runtime
+    board_key = keys.raffle_board(runtime.night.organization, "qoh-3")
+    sealed = await runtime.store.redis.get(board_key)
+    assert sealed is not None
+    await runtime.store.redis.set(board_key, sealed[:-1] + bytes([sealed[-1] ^ 1]))
+    head = runtime.supervisor.actors["raffle:qoh-3"].head.version
+    assert code(await mic.cmd("reveal_card", raffle="qoh-3", position=5)) == "board_unreadable"
+    assert runtime.supervisor.actors["raffle:qoh-3"].head.version == head
 
 
 def chest_config() -> dict[str, Any]:
