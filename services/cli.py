@@ -255,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--data-dir", default=None)
         if name == "replay":
             p.add_argument(
-                "--show", action="store_true", help="print the rebuilt bankrolls and raffles"
+                "--show",
+                action="store_true",
+                help="print the rebuilt bankrolls, control sheets and raffles",
             )
 
     exc = sub.add_parser("exclusions", help="load a self-exclusion list (CSV) into the vault")
