@@ -603,7 +603,7 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
             raise ProtocolError("forbidden", f"{client.who.role} may not read raffles")
         return kind, raffle
     table = text_field(msg, "table")
-    if client.runtime.control_sheets.sheet(table) is None:
+    if table not in client.runtime.control_sheets.sheets:
         raise ProtocolError("unknown_table", f"no merchandise wheel {table!r}")
     if not may_read_sheet(client.who, table):
         raise ProtocolError("forbidden", f"{client.who.role} may not read {table}'s sheet")
