@@ -22,6 +22,7 @@ from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.night import ID_PATTERN
 from services.raffles.actor import raffle_stream
 from services.raffles.config_input import raffle_options
+from services.raffles.queen_of_hearts import POSITIONS
 from services.raffles.state import (
     CloseSales,
     HoldDrawing,
@@ -45,6 +46,15 @@ from services.tables.rules import (
 )
 
 MAX_ID_LENGTH = 128
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects a request may have (a bet or an outcome needs 3):
+deeper is ``bad_request``, refused before anything walks it recursively."""
+MSGPACK_INT_RANGE = (-(2**63), 2**64 - 1)
+"""Whole numbers the event store can encode (msgpack): a request holding any other is
+``over_limit``, so no command can fail later when its events are encoded."""
+MAX_SAFE_POSITION = 2**53 - 1
+"""Largest seq (and largest part of an org-log id) a ``since`` may name: the largest
+integer every JSON reader keeps exactly, and far past any stream's head."""
 COMMAND_OPS = frozenset(
     {
         "open_round",
@@ -106,14 +116,124 @@ class ParsedCommand:
     gateway (personal data: never logged, never in an event in clear)."""
 
 
-def parse_json(text: str | bytes) -> dict[str, Any]:
+def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
+    """One request object, checked (unless ``check`` is false: then the caller runs
+    :func:`check_value`) so that nothing in it can fail later: at most
+    :data:`MAX_JSON_DEPTH` levels deep, text that is valid Unicode (no lone surrogates, as
+    JSON's ``\\ud800`` escapes allow), whole numbers the store can encode."""
     try:
         msg = json.loads(text)
     except (ValueError, UnicodeDecodeError):
         raise ProtocolError("bad_request", "malformed JSON") from None
+    except RecursionError:
+        raise ProtocolError("bad_request", _too_deep()) from None
     if not isinstance(msg, dict):
         raise ProtocolError("bad_request", "a request is one JSON object")
+    if check:
+        check_value(msg)
     return msg
+
+
+def request_id(msg: Mapping[str, Any]) -> Any:
+    """The ``id`` a reply echoes as ``re``: the request's, if it is a string or a number
+    (``None`` otherwise: an id is never an object or a list)."""
+    value = msg.get("id")
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _too_deep() -> str:
+    return f"the request nests deeper than {MAX_JSON_DEPTH} levels"
+
+
+def check_value(value: Any) -> None:
+    """Refuse JSON data nested deeper than :data:`MAX_JSON_DEPTH` or text that is not
+    valid Unicode (``bad_request``), or a whole number outside :data:`MSGPACK_INT_RANGE`
+    (``over_limit``).
+
+    Iterative, so a hostile nesting cannot exhaust the stack here either."""
+    low, high = MSGPACK_INT_RANGE
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not _valid_text(item):
+                raise ProtocolError("bad_request", "text must be valid Unicode (a lone surrogate)")
+        elif isinstance(item, bool) or item is None or isinstance(item, float):
+            continue
+        elif isinstance(item, int):
+            if not low <= item <= high:
+                raise ProtocolError("over_limit", "a whole number is beyond what the server stores")
+        elif isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise ProtocolError("bad_request", _too_deep())
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    stack.append((key, depth))
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+
+
+def _valid_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_CONTROL = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
+"""C0 controls, DEL and C1 controls: never part of an id."""
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (C0, DEL, C1)."""
+    return not text.isprintable() and any(ch in _CONTROL for ch in text)
+
+
+def idempotency_key(role: str, sub: str, command_id: str) -> str:
+    """``<role>:<sub>/<id>``, each part percent-encoded (``%``, ``:``, ``/``) so that no two
+    (role, sub, id) share a key: cashier ``desk/1`` with id ``7`` and cashier ``desk``
+    with id ``1/7`` are different commands (docs/PROTOCOL.md "Idempotency")."""
+    return f"{_quote(role)}:{_quote(sub)}/{_quote(command_id)}"
+
+
+def _quote(part: str) -> str:
+    if "%" in part or ":" in part or "/" in part:
+        return part.replace("%", "%25").replace(":", "%3A").replace("/", "%2F")
+    return part
+
+
+def since_seq(value: Any) -> int:
+    """A ``since`` of an aggregate stream: a seq from 0 to :data:`MAX_SAFE_POSITION`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ProtocolError("bad_request", "since must be a seq >= 0")
+    if value > MAX_SAFE_POSITION:
+        raise ProtocolError("bad_request", f"since must be a seq <= {MAX_SAFE_POSITION}")
+    return value
+
+
+def since_log_id(value: Any) -> str:
+    """A ``since`` of the org log: ``"<ms>-<n>"`` (each part at most
+    :data:`MAX_SAFE_POSITION`), or ``0`` / ``"0"`` for the beginning. Returns the id, or
+    ``"0"``."""
+    bad = ProtocolError("bad_request", "since must be an org-log id or 0")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise bad
+    if value == 0 or value == "0":
+        return "0"
+    if not isinstance(value, str):
+        raise bad
+    ms, sep, n = value.partition("-")
+    if not (sep and ms.isascii() and n.isascii() and ms.isdigit() and n.isdigit()):
+        raise bad
+    if len(ms) > 16 or len(n) > 16 or max(int(ms), int(n)) > MAX_SAFE_POSITION:
+        raise bad
+    return value
 
 
 def field(msg: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -128,11 +248,15 @@ def field(msg: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> A
 
 
 def text_field(msg: Mapping[str, Any], name: str) -> str:
+    """An id-like text field: 1 to :data:`MAX_ID_LENGTH` characters, no control
+    characters (``bad_request``)."""
     value: str = field(msg, name, str)
     if not value or len(value) > MAX_ID_LENGTH:
         raise ProtocolError(
             "bad_request", f"field {name!r} must be 1 to {MAX_ID_LENGTH} characters"
         )
+    if has_control(value):
+        raise ProtocolError("bad_request", f"field {name!r} may not hold control characters")
     return value
 
 
@@ -213,7 +337,10 @@ def parse_command(
         case "no_more_bets":
             command = CallNoMoreBets()
         case "record_outcome":
-            command = RecordOutcome(outcome=field(msg, "outcome", dict))
+            if "outcome" not in msg:
+                raise ProtocolError("bad_request", "missing field 'outcome'")
+            # Any JSON value: the game says what its outcomes look like (invalid_outcome).
+            command = RecordOutcome(outcome=msg["outcome"])
         case "draw_outcome":
             command = DrawOutcome(index=-1)  # the actor's gateway draws the index
         case "close_table":
@@ -232,7 +359,7 @@ def parse_command(
         id=command_id,
         stream=stream,
         command=command,
-        key=f"{who.role}:{who.sub}/{command_id}",
+        key=idempotency_key(who.role, who.sub, command_id),
         fingerprint=fingerprint(msg),
         table=table,
     )
@@ -246,6 +373,19 @@ def int_field(msg: Mapping[str, Any], name: str, low: int, high: int) -> int:
         value = int(value)
     if not low <= value <= high:
         raise ProtocolError("bad_request", f"{name} must be from {low} to {high}")
+    return int(value)
+
+
+def _position(msg: Mapping[str, Any]) -> int:
+    """``position``: a whole number (``bad_request`` otherwise) on the board, 1 to 54
+    (``invalid_position`` otherwise, as docs/PROTOCOL.md gives it; 4620.23(b)(3))."""
+    value = field(msg, "position", (int, float))
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ProtocolError("bad_request", "position must be a whole number")
+        value = int(value)
+    if not 1 <= value <= POSITIONS:
+        raise ProtocolError("invalid_position", f"positions are 1 to {POSITIONS}")
     return int(value)
 
 
@@ -334,9 +474,7 @@ def _parse_raffle(
             card = msg.get("card")
             if card is not None and not isinstance(card, str):
                 raise ProtocolError("bad_request", "field 'card' must be str")
-            command = RevealCard(
-                now_ms=now_ms, position=int_field(msg, "position", 1, 54), card=card
-            )
+            command = RevealCard(now_ms=now_ms, position=_position(msg), card=card)
         case _:
             command = TryKey(
                 now_ms=now_ms,
@@ -348,7 +486,7 @@ def _parse_raffle(
         id=command_id,
         stream=raffle_stream(raffle),
         command=command,
-        key=f"{who.role}:{who.sub}/{command_id}",
+        key=idempotency_key(who.role, who.sub, command_id),
         fingerprint=fingerprint(msg),
         table=None,
         raffle=raffle,

@@ -140,7 +140,8 @@ def test_bad_fields_are_refused_before_any_actor(msg: dict[str, Any], code: str)
     [
         {"op": "setup_raffle", "raffle": "Bad Id", "kind": "standard", "config": {}},
         {"op": "setup_raffle", "raffle": "ok-1", "kind": "standard", "config": []},
-        {"op": "reveal_card", "position": 55},
+        {"op": "reveal_card", "position": "5"},
+        {"op": "reveal_card", "position": 5.5},
         {"op": "reveal_card", "position": 5, "card": 12},
         {"op": "try_key", "key": 1, "opened": "yes"},
         {"op": "hold_drawing", "serials": ["3"]},
@@ -151,6 +152,15 @@ def test_bad_member_in_charge_fields_are_bad_request(msg: dict[str, Any]) -> Non
     with pytest.raises(ProtocolError) as e:
         parse(msg, MIC)
     assert e.value.code == "bad_request"
+
+
+@pytest.mark.parametrize("position", [0, 55, -1, 2**40])
+def test_a_position_off_the_board_is_invalid_position(position: int) -> None:
+    """A Queen of Hearts board has positions 1 to 54 (4620.23(b)(3)): any other whole
+    number is ``invalid_position``, as docs/PROTOCOL.md says, not ``bad_request``."""
+    with pytest.raises(ProtocolError) as e:
+        parse({"op": "reveal_card", "position": position}, MIC)
+    assert e.value.code == "invalid_position"
 
 
 def test_a_board_with_its_own_commitments_is_refused_at_setup() -> None:
