@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -24,8 +24,9 @@ import redis.exceptions
 import structlog
 
 from events.base import Event
-from events.envelope import Envelope, seal
+from events.envelope import Envelope, event_id, seal
 from services.games.base import RuleError
+from services.mailbox import FairMailbox, MailboxFull
 from services.store.redis_store import (
     Appended,
     BalanceMove,
@@ -52,6 +53,8 @@ MAX_BATCH = 64
 """Commands one append may carry (group commit)."""
 MAX_ATTEMPTS = 8
 """Version conflicts one batch may meet before it fails as ``busy`` (retry the same id)."""
+STORE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+"""The store is unreachable or slow: the fate of an append is unknown."""
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -92,8 +95,17 @@ class Submission(Generic[C]):
     )
 
 
-class MailboxFull(Exception):
-    """The actor's mailbox is full: the table is overloaded, try again."""
+SYSTEM = "system"
+"""The ``actor`` of the server's own commands (no idempotency key)."""
+
+
+def command_identity(actor: str, causation: str) -> int:
+    """A 64-bit digest of who sent a command and its id (an envelope's ``actor`` and
+    ``causation``): what the actor remembers of every command that caused events."""
+    digest = hashlib.blake2b(
+        f"{actor}\x00{causation}".encode(errors="surrogatepass"), digest_size=8
+    )
+    return int.from_bytes(digest.digest(), "big")
 
 
 class Actor(Generic[S, C]):
@@ -115,7 +127,10 @@ class Actor(Generic[S, C]):
         self.rules = rules
         self.publish = publish
         self.clock = clock
-        self.mailbox: asyncio.Queue[Submission[C]] = asyncio.Queue(mailbox_size)
+        self.mailbox: FairMailbox[Submission[C]] = FairMailbox(mailbox_size)
+        self.applied: set[int] = set()
+        """:func:`command_identity` of every client command that caused events in this
+        stream: such a command is never applied again, even if its stored reply is gone."""
         self.state: S = rules.initial(stream)
         self.head = Head(0)
         self.stale = True
@@ -132,15 +147,21 @@ class Actor(Generic[S, C]):
             for env in page:
                 self.state = self.rules.evolve(self.state, env.event())
                 self.head = Head(env.seq, env.hash)
+                self._remember(env)
             since = self.head.version
             if len(page) < 1000:
                 break
         self.stale = False
 
+    def _remember(self, env: Envelope) -> None:
+        if env.actor != SYSTEM:
+            self.applied.add(command_identity(env.actor, env.causation))
+
     def submit_nowait(self, submission: Submission[C]) -> asyncio.Future[Reply]:
+        """Queue a command in its sender's turn (MailboxFull when the mailbox is full)."""
         try:
-            self.mailbox.put_nowait(submission)
-        except asyncio.QueueFull:
+            self.mailbox.put_nowait(submission.actor, submission)
+        except MailboxFull:
             raise MailboxFull(self.stream) from None
         return submission.future
 
@@ -149,23 +170,18 @@ class Actor(Generic[S, C]):
         try:
             await self._run()
         finally:
-            queued = []
-            while not self.mailbox.empty():
-                queued.append(self.mailbox.get_nowait())
+            queued = self.mailbox.take(self.mailbox.qsize())
             self._fail(queued, "unavailable", "the server is shutting down; retry the same id")
 
     async def _run(self) -> None:
         while True:
             self.idle = True
-            first = await self.mailbox.get()
+            batch = await self.mailbox.get(MAX_BATCH)
             self.idle = False
-            batch = [first]
-            while len(batch) < MAX_BATCH and not self.mailbox.empty():
-                batch.append(self.mailbox.get_nowait())
             started = time.perf_counter()
             try:
                 await self._process(batch)
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as e:
+            except STORE_ERRORS as e:
                 # The append's fate is unknown: reload before the next batch; the client's
                 # retry with the same command id learns what happened.
                 self.stale = True
@@ -182,10 +198,32 @@ class Actor(Generic[S, C]):
                 raise
             except Exception:
                 self.stale = True
-                self._log.exception("actor_batch_failed")
-                self._fail(batch, "internal", "internal error; retry the same command id")
+                self._log.exception("actor_batch_failed", commands=len(batch))
+                await self._one_by_one(batch)
             if self.on_batch is not None:
                 self.on_batch(len(batch), time.perf_counter() - started)
+
+    async def _one_by_one(self, batch: list[Submission[C]]) -> None:
+        """After a batch failed for no reason of the store: try each of its commands alone,
+        so that one command's fault fails that command only."""
+        for sub in batch:
+            if sub.future.done():
+                continue
+            try:
+                await self._process([sub])
+            except STORE_ERRORS as e:
+                self.stale = True
+                self._log.warning("store_unavailable", error=str(e))
+                self._fail(
+                    [sub], "unavailable", "the event store is unreachable; retry the same id"
+                )
+            except asyncio.CancelledError:
+                self._fail(batch, "unavailable", "the server is shutting down; retry the same id")
+                raise
+            except Exception:
+                self.stale = True
+                self._log.exception("command_failed", command_id=sub.command_id)
+                self._fail([sub], "internal", "internal error; retry the same command id")
 
     @staticmethod
     def _fail(batch: Sequence[Submission[C]], code: str, message: str) -> None:
@@ -203,7 +241,11 @@ class Actor(Generic[S, C]):
         """
         refused: dict[int, Reply] = {}
         conflicts = 0
-        look_up = False
+        # A command that already caused events here is answered from its stored reply:
+        # read the replies first (a retry that the append script would find anyway).
+        look_up = any(
+            sub.key and command_identity(sub.actor, sub.command_id) in self.applied for sub in batch
+        )
         while conflicts < MAX_ATTEMPTS:
             if self.stale:
                 await self.load()
@@ -224,6 +266,8 @@ class Actor(Generic[S, C]):
                 self.state = state
                 if envelopes:
                     self.head = Head(envelopes[-1].seq, envelopes[-1].hash)
+                for env in envelopes:
+                    self._remember(env)
                 self.publish(envelopes)
                 for i, reply in replies.items():
                     if not batch[i].future.done():
@@ -272,10 +316,15 @@ class Actor(Generic[S, C]):
         refused: dict[int, Reply],
         balances: dict[str, int] | None,
     ) -> tuple[list[tuple[int, CommandWrite]], dict[int, Reply], list[Envelope], S]:
-        """Decide each pending command against the state so far; seal its events.
+        """Decide each pending command against the state so far; seal and encode its
+        events and reply.
 
-        With ``balances`` read, a command whose debits they cannot cover is refused here
-        with ``insufficient_funds`` (the append script guards again, atomically).
+        Each command is decided, sealed and encoded on its own: one that fails (a rule
+        refusal, data that cannot be encoded, a fault) gets its own reply and leaves the
+        state and the batch as they were before it. With ``balances`` read, a command whose
+        debits they cannot cover is refused here with ``insufficient_funds`` (the append
+        script guards again, atomically). A client command that already caused events in
+        this stream, with no stored reply found, is refused with ``already_applied``.
         """
         state = self.state
         head = self.head
@@ -284,58 +333,86 @@ class Actor(Generic[S, C]):
         envelopes: list[Envelope] = []
         for i in pending:
             sub = batch[i]
-            reply = refused.get(i)
-            events: list[Event] = []
-            moves: list[tuple[str, int]] = []
-            if reply is None:
-                try:
-                    events = self.rules.decide(state, sub.command)
-                except RuleError as e:
-                    reply = error_reply(e.code, e.message)
-            if reply is None:
-                moves = self.rules.moves(events)
-                short = None if balances is None else _first_overdrawn(balances, moves)
-                if short is not None:
-                    reply, events, moves = _insufficient(short), [], []
-                elif balances is not None:
-                    for player, delta in moves:
-                        balances[player] = balances.get(player, 0) + delta
-            sealed: list[Envelope] = []
-            if reply is None:
-                ts = self.clock()
-                for ev in events:
-                    state = self.rules.evolve(state, ev)
-                    env = seal(
-                        ev,
-                        id=uuid.uuid4().hex,
-                        stream=self.stream,
-                        seq=head.version + 1,
-                        ts=ts,
-                        actor=sub.actor,
-                        causation=sub.command_id,
-                        correlation=self.rules.correlation(state),
-                        prev_hash=head.last_hash,
-                    )
-                    head = Head(env.seq, env.hash)
-                    sealed.append(env)
-                reply = {"ok": True, "result": self.rules.result(state, sealed)}
-            writes.append(
-                (
-                    i,
-                    CommandWrite(
-                        key=sub.key,
-                        result=pack_result(sub.fingerprint, reply),
-                        events=sealed,
-                        moves=[BalanceMove(player=p, delta=d) for p, d in moves],
-                    ),
-                )
-            )
+            if sub.key and command_identity(sub.actor, sub.command_id) in self.applied:
+                self._log.error("idempotency_record_missing", command_id=sub.command_id)
+                replies[i] = _already_applied(sub)
+                continue
+            try:
+                decided = self._decide_one(sub, state, head, refused.get(i), balances)
+            except Exception as e:
+                replies[i] = self._faulted(sub, e)
+                continue
+            reply, write, sealed, state, head, moves = decided
+            if balances is not None:
+                for player, delta in moves:
+                    balances[player] = balances.get(player, 0) + delta
+            writes.append((i, write))
             envelopes += sealed
             replies[i] = reply
         for dup, first in duplicates.items():
             if first in replies:
                 replies[dup] = _retry_reply(batch[dup], batch[first].fingerprint, replies[first])
         return writes, replies, envelopes, state
+
+    def _decide_one(
+        self,
+        sub: Submission[C],
+        state: S,
+        head: Head,
+        reply: Reply | None,
+        balances: dict[str, int] | None,
+    ) -> tuple[Reply, CommandWrite, list[Envelope], S, Head, list[tuple[str, int]]]:
+        """One command: its reply, its write, its sealed events, and the state, head and
+        balance moves after it. Raises on a fault (the caller keeps what was before)."""
+        events: list[Event] = []
+        moves: list[tuple[str, int]] = []
+        if reply is None:
+            try:
+                events = self.rules.decide(state, sub.command)
+            except RuleError as e:
+                reply = error_reply(e.code, e.message)
+        if reply is None:
+            moves = self.rules.moves(events)
+            short = None if balances is None else _first_overdrawn(balances, moves)
+            if short is not None:
+                reply, events, moves = _insufficient(short), [], []
+        sealed: list[Envelope] = []
+        if reply is None:
+            ts = self.clock()
+            for index, ev in enumerate(events):
+                state = self.rules.evolve(state, ev)
+                env = seal(
+                    ev,
+                    id=event_id(
+                        stream=self.stream, actor=sub.actor, causation=sub.command_id, index=index
+                    ),
+                    stream=self.stream,
+                    seq=head.version + 1,
+                    ts=ts,
+                    actor=sub.actor,
+                    causation=sub.command_id,
+                    correlation=self.rules.correlation(state),
+                    prev_hash=head.last_hash,
+                )
+                head = Head(env.seq, env.hash)
+                sealed.append(env)
+            reply = {"ok": True, "result": self.rules.result(state, sealed)}
+        write = CommandWrite(
+            key=sub.key,
+            result=pack_result(sub.fingerprint, reply),
+            events=sealed,
+            moves=[BalanceMove(player=p, delta=d) for p, d in moves],
+        )
+        return reply, write, sealed, state, head, moves
+
+    def _faulted(self, sub: Submission[C], error: Exception) -> Reply:
+        """The reply of a command that could not be decided or encoded (not stored: it
+        changed nothing)."""
+        if isinstance(error, UnicodeError | OverflowError):
+            self._log.warning("command_not_encodable", command_id=sub.command_id)
+            return error_reply("bad_request", "the command holds data that cannot be stored")
+        self._log.exception("command_failed", command_id=sub.command_id)
+        return error_reply("internal", "internal error; retry the same command id")
 
 
 def _first_of_each_key(batch: Sequence[Submission[Any]]) -> tuple[list[int], dict[int, int]]:
@@ -363,6 +440,15 @@ def _first_overdrawn(balances: dict[str, int], moves: Sequence[tuple[str, int]])
         if delta < 0 and trial[player] < 0:
             return player
     return None
+
+
+def _already_applied(sub: Submission[Any]) -> Reply:
+    return error_reply(
+        "already_applied",
+        f"command id {sub.command_id!r} was applied already, but its reply is missing from "
+        "the store; nothing was applied again (see its events, causation "
+        f"{sub.command_id!r})",
+    )
 
 
 def _insufficient(player: str) -> Reply:

@@ -18,10 +18,11 @@ from typing import Any
 import structlog
 
 from events.license import LicenseRecorded
-from services.actor import Actor, MailboxFull, Reply, Submission, cancel_and_wait, error_reply
+from services.actor import Actor, Reply, Submission, cancel_and_wait, error_reply
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.license import LicenseRules, RecordLicense, StartOccasion
+from services.mailbox import MailboxFull
 from services.night import Night
 from services.raffles import board
 from services.raffles.actor import STREAM_PREFIX, RaffleRules, raffle_stream

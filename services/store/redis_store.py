@@ -9,7 +9,7 @@ guards, and writes everything or nothing. Streams are never trimmed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -33,12 +33,31 @@ class BalanceMove:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandWrite:
-    """What one command writes: its events, balance moves and stored result (for retries)."""
+    """What one command writes: its events, balance moves and stored result (for retries).
+
+    Encoded for the append script as it is made (``packed``), so that a command whose
+    data cannot be encoded fails alone, before it joins a batch with other commands."""
 
     key: str
     result: bytes
     events: Sequence[Envelope] = ()
     moves: Sequence[BalanceMove] = ()
+    packed: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        moves = [[m.player, m.delta] for m in self.moves]
+        item = [self.key, self.result, moves, [encode(env) for env in self.events]]
+        # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
+        object.__setattr__(self, "packed", msgpack.packb(item, use_bin_type=False))
+
+
+def _array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items (its items follow, packed)."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,15 +210,10 @@ class EventStore:
     ) -> AppendOutcome:
         """Append the commands' events atomically after ``expected``; see the Lua script."""
         last_hash = expected.last_hash
-        batch = []
         for cmd in commands:
-            payloads = [encode(env) for env in cmd.events]
             if cmd.events:
                 last_hash = cmd.events[-1].hash
-            moves = [[m.player, m.delta] for m in cmd.moves]
-            batch.append([cmd.key, cmd.result, moves, payloads])
-        # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
-        packed = msgpack.packb(batch, use_bin_type=False)
+        packed = _array_header(len(commands)) + b"".join(cmd.packed for cmd in commands)
         args = [stream, expected.version, expected.last_hash, GENESIS_HASH, packed, last_hash]
         reply = await self.writer.call(
             [
