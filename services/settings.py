@@ -24,6 +24,16 @@ class Settings:
     heartbeat_seconds: float = 15.0
     mailbox_size: int = 4096
     """Commands queued for one actor before new ones get ``busy``."""
+    principal_in_flight: int = 64
+    """Commands and subscribes one principal (a token's role and sub) may have awaiting
+    their replies, across all its connections. While it has that many, its websockets are
+    not read (TCP paces the sender) and its HTTP commands get ``busy``: a flooding client
+    slows down only itself."""
+    max_subscriptions: int = 64
+    """Streams and views one websocket connection may follow at once."""
+    command_deadline_seconds: float = 5.0
+    """Longest a command waits for its reply: past it the reply is ``unavailable`` (the
+    command may still be applied; its retry with the same id learns what happened)."""
     log_format: str = "json"
     """``CASINO_LOG_FORMAT``: ``json`` (production) or ``console`` (development)."""
 

@@ -28,8 +28,12 @@ from services.gateway.protocol import (
     STREAM_OPS,
     ParsedCommand,
     ProtocolError,
+    check_value,
     parse_command,
     parse_json,
+    request_id,
+    since_log_id,
+    since_seq,
     text_field,
 )
 from services.gateway.protocol import (
@@ -48,15 +52,19 @@ log = structlog.get_logger(__name__)
 RUNTIME = web.AppKey("runtime", Runtime)
 FRAME_CACHE_SIZE = 8192
 """Encoded event frames kept so one event is encoded once for all its subscribers."""
-CATCH_UP_PAGE = 1000
+CATCH_UP_PAGE = 250
+"""Stored events one catch-up reads from the store at a time (its memory while it sends)."""
+CATCH_UP_READERS = 8
+"""Catch-up page reads the whole server runs at once, so that subscribers never take the
+store's connections from the commands."""
+CATCH_UP_STALL_SECONDS = 10.0
+"""How long a catch-up waits for a client that reads nothing before dropping it (1013)."""
 SLOW_CLOSE_SECONDS = 2.0
 """How long a slow client's close handshake may take before its connection is aborted."""
 DRAIN_POLL_SECONDS = 0.005
 """How often catch-up looks whether a client's send buffer has drained."""
 CATCH_UP_BACKLOG = 10_000
 """Live events one subscription may hold back while it catches up before it is dropped."""
-MAX_IN_FLIGHT = 512
-"""Commands one connection may have awaiting replies at once."""
 
 
 def _dumps(obj: Any) -> str:
@@ -86,6 +94,7 @@ class FrameCache:
         self._frames: OrderedDict[str, bytes] = OrderedDict()
 
     def frame(self, env: Envelope) -> bytes:
+        """A live event's frame, encoded once and kept for its other subscribers."""
         key = env.id
         cached = self._frames.get(key)
         if cached is None:
@@ -95,11 +104,11 @@ class FrameCache:
                 self._frames.popitem(last=False)
         return cached
 
-
-def _is_log_id(text: str) -> bool:
-    """``<ms>-<seq>``, as Redis stream ids are written."""
-    ms, sep, seq = text.partition("-")
-    return bool(sep) and ms.isdigit() and seq.isdigit()
+    def stored_frame(self, env: Envelope) -> bytes:
+        """A stored event's frame for one catch-up: from the cache if there, else encoded
+        without keeping it (a catch-up must not push the live events' frames out)."""
+        cached = self._frames.get(env.id)
+        return cached if cached is not None else ws_text_frame(_dumps({"ev": to_json(env)}))
 
 
 def _log_position(log_id: str) -> tuple[int, int]:
@@ -117,6 +126,8 @@ class Subscription:
     """Last seq sent (aggregate streams) or last org-log position (the log)."""
     buffering: bool = True
     pending: list[Envelope] = field(default_factory=list)
+    reply: tuple[Any, dict[str, Any]] = (None, {})
+    """The ``re`` and result of the subscribe's reply, sent as its catch-up starts."""
 
     def _newer(self, env: Envelope) -> bool:
         if self.stream == LOG:
@@ -141,10 +152,10 @@ class Subscription:
         return _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
 
     async def catch_up(self, env: Envelope) -> None:
-        """Send a stored event, waiting while the client's buffer is full (no drop)."""
+        """Send a stored event, waiting while the client's buffer is full."""
         if self._newer(env):
             self.position = self._position_of(env)
-            await self.client.push_when_drained(self.client.frames.frame(env))
+            await self.client.push_when_drained(self.client.frames.stored_frame(env))
 
 
 class FrameTransport(Protocol):
@@ -162,10 +173,11 @@ class FrameTransport(Protocol):
 class Client:
     """One websocket connection: a principal, its subscriptions, and its send buffer.
 
-    Frames are written straight to the connection's transport (as aiohttp's own writer
-    does): one write per frame, no queue, no task. The transport's buffer is the bound: a
-    client whose unsent bytes exceed ``send_buffer_bytes`` is too slow and is dropped, so
-    one stuck tablet never stalls a table.
+    Everything sent to the client, replies and events alike, is written straight to the
+    connection's transport (as aiohttp's own writer does): one write per frame, no queue,
+    no task. The transport's buffer is the bound: a client whose unsent bytes exceed
+    ``send_buffer_bytes`` is too slow and is dropped (1013), so one stuck tablet never
+    stalls a table nor grows the server.
     """
 
     def __init__(
@@ -175,6 +187,7 @@ class Client:
         runtime: Runtime,
         frames: FrameCache,
         transport: FrameTransport,
+        readers: asyncio.Semaphore,
     ) -> None:
         self.ws = ws
         self.who = who
@@ -184,16 +197,29 @@ class Client:
         self.limit = runtime.settings.send_buffer_bytes
         self.subs: dict[str, Subscription] = {}
         self.views: dict[tuple[str, str], ViewListener] = {}
+        self.catching_up: dict[str, asyncio.Task[None]] = {}
+        """The running catch-up of each subscription still catching up, by stream."""
+        self.readers = readers
+        """The server's catch-up page reads (``CATCH_UP_READERS`` at once)."""
+        self.catch_up_turn = asyncio.Lock()
+        """One catch-up at a time per connection: they share one socket anyway, and so a
+        connection holds at most one page of stored events in memory."""
         self.too_slow = False
-        self.in_flight = 0
-        """Commands sent on this connection and not yet answered."""
+        self.ended = False
+        """The token expired or was revoked: nothing more is sent; the socket is closing."""
 
     @property
     def writable(self) -> bool:
-        return not self.too_slow and not self.ws.closed and not self.transport.is_closing()
+        return (
+            not self.too_slow
+            and not self.ended
+            and not self.ws.closed
+            and not self.transport.is_closing()
+        )
 
-    def push(self, frame: bytes) -> None:
-        """Send a pushed event; drop the client if its unsent bytes are over the limit."""
+    def send(self, frame: bytes) -> None:
+        """Send a frame (a reply or an event); drop the client if its unsent bytes are over
+        the limit."""
         if not self.writable:
             return
         if self.transport.get_write_buffer_size() > self.limit:
@@ -201,20 +227,26 @@ class Client:
             return
         self.transport.write(frame)
 
+    push = send
+
     async def push_when_drained(self, frame: bytes) -> None:
         """Send a stored event during catch-up, first waiting until the buffer is below half
-        the limit (flow control: catching up never drops a client, and leaves room for live
-        events and replies)."""
+        the limit (flow control, which leaves room for live events and replies). A client
+        that reads nothing for ``CATCH_UP_STALL_SECONDS`` is dropped."""
         # The public transport API offers no "drained" event to await (only aiohttp's
         # private protocol does): poll, as catch-up is not latency critical.
-        while self.writable and self.transport.get_write_buffer_size() > self.limit // 2:  # noqa: ASYNC110
+        waited = 0.0
+        while self.writable and self.transport.get_write_buffer_size() > self.limit // 2:
+            if waited >= CATCH_UP_STALL_SECONDS:
+                self.drop("catch-up stalled: the client reads nothing")
+                return
             await asyncio.sleep(DRAIN_POLL_SECONDS)
-        self.push(frame)
+            waited += DRAIN_POLL_SECONDS
+        self.send(frame)
 
     def reply(self, text: str) -> None:
-        """Send a reply; always sent, as replies are bounded by the commands in flight."""
-        if self.writable:
-            self.transport.write(ws_text_frame(text))
+        """Send a reply, through the same bounded path as events."""
+        self.send(ws_text_frame(text))
 
     def drop(self, reason: str) -> None:
         """Disconnect a client that cannot keep up (close code 1013, try again later)."""
@@ -224,23 +256,95 @@ class Client:
         self.drop_subscriptions()
         self.runtime.metrics.slow_disconnects.inc()
         log.warning("client_too_slow", sub=self.who.sub, reason=reason)
-        asyncio.get_running_loop().create_task(self._close_slow())
+        asyncio.get_running_loop().create_task(
+            self._close(WSCloseCode.TRY_AGAIN_LATER, b"too slow; resubscribe")
+        )
 
-    async def _close_slow(self) -> None:
+    def end(self, reason: str) -> None:
+        """The token expired or was revoked: send nothing more, close with 1008."""
+        if self.ended:
+            return
+        self.ended = True
+        self.drop_subscriptions()
+        log.info("client_token_ended", sub=self.who.sub, role=self.who.role, reason=reason)
+        asyncio.get_running_loop().create_task(
+            self._close(WSCloseCode.POLICY_VIOLATION, reason.encode())
+        )
+
+    async def _close(self, code: int, message: bytes) -> None:
         with contextlib.suppress(TimeoutError, ConnectionError):
-            await asyncio.wait_for(
-                self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow; resubscribe"),
-                SLOW_CLOSE_SECONDS,
-            )
-        self.transport.abort()  # its buffers are full: the close frame may never go out
+            await asyncio.wait_for(self.ws.close(code=code, message=message), SLOW_CLOSE_SECONDS)
+        if self.too_slow:
+            self.transport.abort()  # its buffers are full: the close frame may never go out
+
+    def unsubscribe(self, stream: str) -> None:
+        sub = self.subs.pop(stream, None)
+        if sub is not None:
+            self.runtime.broker.remove(stream, sub.deliver)
+        task = self.catching_up.pop(stream, None)
+        if task is not None:
+            task.cancel()
 
     def drop_subscriptions(self) -> None:
-        for stream, sub in self.subs.items():
-            self.runtime.broker.remove(stream, sub.deliver)
-        self.subs.clear()
+        for stream in list(self.subs):
+            self.unsubscribe(stream)
+        for task in self.catching_up.values():
+            task.cancel()
+        self.catching_up.clear()
         for (kind, key), listener in self.views.items():
             self.runtime.unwatch(kind, key, listener)
         self.views.clear()
+
+    @property
+    def subscriptions(self) -> int:
+        return len(self.subs) + len(self.views)
+
+
+class PrincipalSlots:
+    """Commands and subscribes in flight per principal (a token's role and sub), across
+    all its connections, at most ``limit`` at once. A principal at its limit waits for
+    room (:meth:`room`): its sockets are not read meanwhile, so TCP paces the flooder and
+    nobody else."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._count: dict[tuple[str, str], int] = {}
+        self._room: dict[tuple[str, str], asyncio.Event] = {}
+
+    def full(self, key: tuple[str, str]) -> bool:
+        return self._count.get(key, 0) >= self.limit
+
+    async def room(self, key: tuple[str, str]) -> None:
+        """Wait until the principal has fewer than ``limit`` in flight."""
+        while self.full(key):
+            event = self._room.get(key)
+            if event is None:
+                event = self._room[key] = asyncio.Event()
+            await event.wait()
+
+    def take(self, key: tuple[str, str]) -> Callable[[], None]:
+        """Count one more in flight; the returned function gives it back (once)."""
+        self._count[key] = self._count.get(key, 0) + 1
+        given = False
+
+        def give_back() -> None:
+            nonlocal given
+            if given:
+                return
+            given = True
+            left = self._count[key] - 1
+            if left:
+                self._count[key] = left
+            else:
+                del self._count[key]
+            event = self._room.pop(key, None)
+            if event is not None:
+                event.set()
+
+        return give_back
+
+    def in_flight(self, key: tuple[str, str]) -> int:
+        return self._count.get(key, 0)
 
 
 def _principal(request: web.Request) -> Principal:
@@ -344,7 +448,30 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
             )
 
     future.add_done_callback(answered)
+    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
     return future
+
+
+def _answer_by_deadline(future: asyncio.Future[Reply], seconds: float) -> None:
+    """Give the command its reply within ``seconds``: ``unavailable`` if its actor has not
+    answered by then (Redis stopped or slow). The actor skips a command answered this way
+    if it has not started on it yet; one it had started may still be applied, and its
+    retry with the same id returns the stored reply."""
+    if future.done():
+        return
+
+    def expire() -> None:
+        if not future.done():
+            future.set_result(
+                error_reply(
+                    "unavailable",
+                    f"no reply within {seconds:g} s (the event store is slow or unreachable); "
+                    "retry the same command id",
+                )
+            )
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    future.add_done_callback(lambda _f: timer.cancel())
 
 
 def _submit(
@@ -473,9 +600,11 @@ def _purchaser_command(
         runtime.metrics.answered(op, code, time.perf_counter() - started)
         if not reply["ok"]:
             log.info("command_refused", code=code, op=op, sub=who.sub)  # never the message
-        future.set_result(reply)
+        if not future.done():  # the deadline may have answered it
+            future.set_result(reply)
 
     _in_background(run())
+    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
     return future
 
 
@@ -504,10 +633,10 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
     return await submit_command(runtime, who, msg)
 
 
-async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
-    """Reply ``{"head": …}``, then send every stored event after ``since`` in order, then
-    the live ones (PROTOCOL.md): live events that arrive during the catch-up wait in the
-    subscription and follow it, none twice, none missed."""
+def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | None:
+    """Check a ``subscribe`` to a stream and register it (buffering live events); reply
+    ``{"head": …}`` and return the subscription to catch up, or None when the connection
+    follows that stream already (its subscription goes on; nothing is read again)."""
     runtime = client.runtime
     stream = text_field(msg, "stream")
     if stream != LOG and stream not in runtime.supervisor.actors:
@@ -516,69 +645,94 @@ async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
         raise ProtocolError("forbidden", f"{client.who.role} may not read {stream}")
     since_raw = msg.get("since", 0)
     if stream == LOG:
-        if not isinstance(since_raw, (int, str)) or isinstance(since_raw, bool):
-            raise ProtocolError("bad_request", "since must be an org-log id or 0")
-        since = "0" if since_raw == 0 else str(since_raw)
-        if since != "0" and not _is_log_id(since):
-            raise ProtocolError("bad_request", "since must be an org-log id or 0")
+        since = since_log_id(since_raw)
         position: Any = _log_position(since) if since != "0" else (0, 0)
-        head: Any = await runtime.store.log_head()
     else:
-        if isinstance(since_raw, bool) or not isinstance(since_raw, int) or since_raw < 0:
-            raise ProtocolError("bad_request", "since must be a seq >= 0")
-        position = since_raw
+        position = since_seq(since_raw)
     if stream in client.subs:
-        client.runtime.broker.remove(stream, client.subs.pop(stream).deliver)
+        head = _head(runtime, stream) if stream != LOG else None
+        result: dict[str, Any] = {"head": head, "already": True}
+        client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": result}))
+        return None
+    _check_room_for_subscription(client)
     sub = Subscription(stream=stream, client=client, position=position)
     runtime.broker.add(stream, sub.deliver)
     client.subs[stream] = sub
-    result: dict[str, Any] = {}
-    if stream != LOG:
-        head = runtime.supervisor.actors[stream].head.version
-        if stream.startswith("raffle:"):
-            # The raffle as the projection has it (it may trail ``head`` by moments).
-            result["view"] = runtime.raffles.view(stream.removeprefix("raffle:"))
-    result["head"] = head
-    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": result}))
+    result = {}
+    if stream != LOG and stream.startswith("raffle:"):
+        # The raffle as the projection has it (it may trail ``head`` by moments).
+        result["view"] = runtime.raffles.view(stream.removeprefix("raffle:"))
+    result["head"] = _head(runtime, stream) if stream != LOG else None
+    sub.reply = (msg.get("id"), result)
+    return sub
+
+
+def _head(runtime: Runtime, stream: str) -> int:
+    return runtime.supervisor.actors[stream].head.version
+
+
+def _check_room_for_subscription(client: Client) -> None:
+    limit = client.runtime.settings.max_subscriptions
+    if client.subscriptions >= limit:
+        raise ProtocolError(
+            "too_many_subscriptions",
+            f"a connection follows at most {limit} streams and views; unsubscribe first",
+        )
+
+
+async def _catch_up(client: Client, sub: Subscription) -> None:
+    """Reply ``{"head": …}``, then send every stored event after ``since`` in order, then
+    the live ones (PROTOCOL.md): live events that arrive during the catch-up wait in the
+    subscription and follow it, none twice, none missed. Pages are read a few at a time
+    server-wide (``CATCH_UP_READERS``) and one catch-up at a time per connection."""
+    runtime = client.runtime
+    stream = sub.stream
+    re, result = sub.reply
     try:
         if stream == LOG:
-            after = since
-            while True:
-                page = await runtime.store.log_raw(after, CATCH_UP_PAGE)
-                for log_id, raw in page:
-                    await sub.catch_up(decode(raw, log_id))
-                if len(page) < CATCH_UP_PAGE:
-                    break
-                after = page[-1][0]
-        else:
-            while True:
-                page_envs = await runtime.store.read(stream, sub.position, CATCH_UP_PAGE)
-                for env in page_envs:
-                    await sub.catch_up(env)
-                if len(page_envs) < CATCH_UP_PAGE:
-                    break
-        for env in sub.pending:
-            await sub.catch_up(env)
+            result["head"] = await runtime.store.log_head()
+        client.reply(_dumps({"re": re, "ok": True, "result": result}))
+        async with client.catch_up_turn:
+            if stream == LOG:
+                ms, n = sub.position
+                after = "0" if (ms, n) == (0, 0) else f"{ms}-{n}"
+                while client.writable:
+                    async with client.readers:
+                        page = await runtime.store.log_raw(after, CATCH_UP_PAGE)
+                    for log_id, raw in page:
+                        await sub.catch_up(decode(raw, log_id))
+                    if len(page) < CATCH_UP_PAGE:
+                        break
+                    after = page[-1][0]
+            else:
+                while client.writable:
+                    async with client.readers:
+                        page_envs = await runtime.store.read(stream, sub.position, CATCH_UP_PAGE)
+                    for env in page_envs:
+                        await sub.catch_up(env)
+                    if len(page_envs) < CATCH_UP_PAGE:
+                        break
+            for env in sub.pending:
+                await sub.catch_up(env)
+    except asyncio.CancelledError:
+        raise  # unsubscribed, or the connection ended
     except Exception:
         # The reply is out: a catch-up that cannot finish ends the connection, and the
         # tablet resumes with the last seq it saw.
         log.exception("catch_up_failed", stream=stream)
-        runtime.broker.remove(stream, sub.deliver)
-        client.subs.pop(stream, None)
+        client.unsubscribe(stream)
         await client.ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"catch-up failed")
         return
     sub.pending.clear()
     sub.buffering = False
 
 
-async def _subscribe_task(client: Client, msg: dict[str, Any]) -> None:
+async def _subscribe_task(client: Client, sub: Subscription) -> None:
     try:
-        await _subscribe(client, msg)  # replies itself, before the catch-up
-    except ProtocolError as e:
-        client.reply(_dumps({"re": msg.get("id"), **error_reply(e.code, e.message)}))
-    except Exception:
-        log.exception("subscribe_failed")
-        client.reply(_dumps({"re": msg.get("id"), **error_reply("internal", "internal error")}))
+        await _catch_up(client, sub)
+    finally:
+        if client.catching_up.get(sub.stream) is asyncio.current_task():
+            del client.catching_up[sub.stream]
 
 
 CONTROL_SHEET_READERS = frozenset({"auditor", "ops", "member_in_charge"})
@@ -617,6 +771,8 @@ def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
     old = client.views.pop((kind, key), None)
     if old is not None:
         runtime.unwatch(kind, key, old)
+    else:
+        _check_room_for_subscription(client)
 
     def push(data: dict[str, Any] | None) -> None:
         client.push(ws_text_frame(_dumps({"view": kind, "key": key, "data": data})))
@@ -627,17 +783,21 @@ def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
     client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": {"view": kind, "data": data}}))
 
 
-def _on_text(client: Client, text: str, tasks: set[asyncio.Task[None]]) -> None:
-    """Handle one request frame. A command needs no task of its own: it is queued for its
-    actor and its reply is written when the actor answers. Commands of one connection run
-    concurrently (different tables); each table's actor keeps its own commands in order."""
+def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
+    """Handle one request frame, holding one of its principal's in-flight slots until its
+    reply is out (``give_back``; a subscribe's once its catch-up is done). A command needs
+    no task of its own: it is queued for its actor and its reply is written when the actor
+    answers. Commands of one connection run concurrently (different tables); each table's
+    actor keeps its own commands in order."""
     msg_id: Any = None
     try:
-        msg = parse_json(text)
-        msg_id = msg.get("id")
+        msg = parse_json(text, check=False)
+        msg_id = request_id(msg)
+        check_value(msg)
         op = req_field(msg, "op", str)
         if op == "subscribe" and "view" in msg:
             _subscribe_view(client, msg)
+            give_back()
             return
         if op == "unsubscribe" and "view" in msg:
             kind, key = _view_key(client, msg)
@@ -645,32 +805,36 @@ def _on_text(client: Client, text: str, tasks: set[asyncio.Task[None]]) -> None:
             if listener is not None:
                 client.runtime.unwatch(kind, key, listener)
             client.reply(_dumps({"re": msg_id, "ok": True, "result": {}}))
+            give_back()
             return
         if op == "subscribe":
-            task = asyncio.create_task(_subscribe_task(client, msg))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            sub = _start_subscription(client, msg)
+            if sub is None:
+                give_back()
+                return
+            task = asyncio.create_task(_subscribe_task(client, sub))
+            client.catching_up[sub.stream] = task
+            task.add_done_callback(lambda _t: give_back())
             return
         if op == "unsubscribe":
-            stream = text_field(msg, "stream")
-            sub = client.subs.pop(stream, None)
-            if sub is not None:
-                client.runtime.broker.remove(stream, sub.deliver)
+            client.unsubscribe(text_field(msg, "stream"))
             client.reply(_dumps({"re": msg_id, "ok": True, "result": {}}))
+            give_back()
             return
     except ProtocolError as e:
         client.reply(_dumps({"re": msg_id, **error_reply(e.code, e.message)}))
+        give_back()
         return
     try:
         future = submit_command(client.runtime, client.who, msg)
     except Exception:
         log.exception("command_failed")
         client.reply(_dumps({"re": msg_id, **error_reply("internal", "internal error")}))
+        give_back()
         return
-    client.in_flight += 1
 
     def reply(f: asyncio.Future[Reply]) -> None:
-        client.in_flight -= 1
+        give_back()
         if f.cancelled() or f.exception() is not None:
             answer = error_reply("internal", "internal error; retry the same command id")
         else:
@@ -684,9 +848,9 @@ def _peek_id(text: str) -> Any:
     """The ``id`` of a request, if it parses, for replies sent without running it."""
     try:
         msg = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return msg.get("id") if isinstance(msg, dict) else None
+    return request_id(msg) if isinstance(msg, dict) else None
 
 
 async def websocket(request: web.Request) -> web.StreamResponse:
@@ -704,37 +868,57 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     transport = request.transport
     if transport is None:  # pragma: no cover - the peer left during the handshake
         return ws
-    client = Client(ws, who, runtime, request.app[FRAMES], cast(FrameTransport, transport))
+    client = Client(
+        ws,
+        who,
+        runtime,
+        request.app[FRAMES],
+        cast(FrameTransport, transport),
+        request.app[READERS],
+    )
     request.app[CLIENTS].add(client)
     runtime.metrics.connections.inc()
-    handlers: set[asyncio.Task[None]] = set()
+    slots = request.app[SLOTS]
+    principal = (who.role, who.sub)
+    loop = asyncio.get_running_loop()
+    # A token expires on open connections too: at its expiry the socket is closed (1008)
+    # and, until the close is done, nothing more is sent to it.
+    expiry = loop.call_later(max(0.0, who.exp - time.time()), client.end, "token expired")
     try:
         async for message in ws:
-            if message.type == WSMsgType.TEXT and who.exp <= int(time.time()):
-                # A token expires on open connections too: the tablet must reconnect.
+            if message.type == WSMsgType.TEXT and (client.ended or who.exp <= int(time.time())):
                 reply = error_reply("unauthorized", "token expired; reconnect with a new one")
                 with contextlib.suppress(ConnectionError):
                     await ws.send_str(_dumps({"re": _peek_id(message.data), **reply}))
-                await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"token expired")
+                client.end("token expired")
                 break
-            if message.type == WSMsgType.TEXT and client.in_flight >= MAX_IN_FLIGHT:
-                reply = error_reply("busy", "too many commands in flight on this connection")
-                client.reply(_dumps({"re": _peek_id(message.data), **reply}))
-            elif message.type == WSMsgType.TEXT:
-                _on_text(client, message.data, handlers)
+            if message.type == WSMsgType.TEXT:
+                # Paced per principal: while it has its limit in flight, none of its
+                # sockets is read further.
+                await slots.room(principal)
+                if not client.writable:
+                    break
+                give_back = slots.take(principal)
+                try:
+                    _on_text(client, message.data, give_back)
+                except Exception:
+                    give_back()
+                    log.exception("request_failed")
+                    client.reply(_dumps({"re": None, **error_reply("internal", "internal error")}))
             elif message.type == WSMsgType.BINARY:
                 client.reply(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
     finally:
+        expiry.cancel()
         request.app[CLIENTS].discard(client)
         runtime.metrics.connections.dec()
         client.drop_subscriptions()
-        for task in handlers:
-            task.cancel()
     return ws
 
 
 FRAMES = web.AppKey("frames", FrameCache)
 CLIENTS: web.AppKey[set[Client]] = web.AppKey("clients")
+SLOTS = web.AppKey("slots", PrincipalSlots)
+READERS = web.AppKey("catch_up_readers", asyncio.Semaphore)
 
 
 async def close_clients(app: web.Application) -> None:
@@ -772,15 +956,28 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
     ):
         return web.json_response(error_reply("bad_request", "command too large"), status=413)
     body = await request.read()
+    msg_id: Any = None
     try:
-        msg = parse_json(body)
+        msg = parse_json(body, check=False)
+        msg_id = request_id(msg)
+        check_value(msg)
         op = req_field(msg, "op", str)
         if op in STREAM_OPS:
             raise ProtocolError("bad_request", f"{op} is a websocket op")
     except ProtocolError as e:
-        return web.json_response({"re": None, **error_reply(e.code, e.message)})
-    reply = await dispatch(runtime, who, msg)
-    return web.json_response({"re": msg.get("id"), **reply})
+        return web.json_response({"re": msg_id, **error_reply(e.code, e.message)})
+    slots = request.app[SLOTS]
+    principal = (who.role, who.sub)
+    if slots.full(principal):
+        limit = runtime.settings.principal_in_flight
+        busy = error_reply("busy", f"{limit} commands of this client are in flight; retry")
+        return web.json_response({"re": msg_id, **busy})
+    give_back = slots.take(principal)
+    try:
+        reply = await dispatch(runtime, who, msg)
+    finally:
+        give_back()
+    return web.json_response({"re": msg_id, **reply})
 
 
 def table_view(state: TableState) -> dict[str, Any]:
@@ -922,21 +1119,19 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.Respons
             raise ValueError
     except ValueError:
         return web.json_response(error_reply("bad_request", "limit must be 1..10000"), status=400)
-    if stream == LOG:
-        if since != "0" and not _is_log_id(since):
-            return web.json_response(
-                error_reply("bad_request", "since must be an org-log id or 0"), status=400
-            )
-        page = await runtime.store.log_raw(since, limit)
-        events = [to_json(decode(raw, log_id)) for log_id, raw in page]
-    else:
-        if stream not in runtime.supervisor.actors:
-            return web.json_response(error_reply("unknown_stream", "no such stream"), status=404)
-        try:
-            since_seq = int(since)
-        except ValueError:
-            return web.json_response(error_reply("bad_request", "since must be a seq"), status=400)
-        events = [to_json(e) for e in await runtime.store.read(stream, since_seq, limit)]
+    try:
+        if stream == LOG:
+            page = await runtime.store.log_raw(since_log_id(since), limit)
+            events = [to_json(decode(raw, log_id)) for log_id, raw in page]
+        else:
+            if stream not in runtime.supervisor.actors:
+                return web.json_response(
+                    error_reply("unknown_stream", "no such stream"), status=404
+                )
+            seq = since_seq(int(since) if since.isascii() and since.isdigit() else -1)
+            events = [to_json(e) for e in await runtime.store.read(stream, seq, limit)]
+    except ProtocolError as e:
+        return web.json_response(error_reply(e.code, e.message), status=400)
     return web.json_response({"stream": stream, "events": events})
 
 
@@ -967,6 +1162,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app[RUNTIME] = runtime
     app[FRAMES] = FrameCache()
     app[CLIENTS] = set()
+    app[SLOTS] = PrincipalSlots(runtime.settings.principal_in_flight)
+    app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
     app.on_shutdown.append(close_clients)
 
     if manage:
