@@ -226,6 +226,12 @@ class Actor(Generic[S, C]):
                 self._fail([sub], "internal", "internal error; retry the same command id")
 
     @staticmethod
+    def _resolve(batch: Sequence[Submission[C]], replies: dict[int, Reply]) -> None:
+        for i, reply in replies.items():
+            if not batch[i].future.done():
+                batch[i].future.set_result(reply)
+
+    @staticmethod
     def _fail(batch: Sequence[Submission[C]], code: str, message: str) -> None:
         for sub in batch:
             if not sub.future.done():
@@ -258,6 +264,7 @@ class Actor(Generic[S, C]):
                 batch, pending, duplicates, refused, balances
             )
             if not writes:
+                self._resolve(batch, replies)
                 return
             outcome = await self.store.append(self.stream, self.head, [w for _i, w in writes])
             if isinstance(outcome, Appended):
@@ -269,9 +276,7 @@ class Actor(Generic[S, C]):
                 for env in envelopes:
                     self._remember(env)
                 self.publish(envelopes)
-                for i, reply in replies.items():
-                    if not batch[i].future.done():
-                        batch[i].future.set_result(reply)
+                self._resolve(batch, replies)
                 return
             if isinstance(outcome, InsufficientFunds):
                 # Refuse this command; read the balances and decide the rest again (bounded

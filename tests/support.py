@@ -202,3 +202,80 @@ async def start_server(redis_url: str, doc: dict[str, Any], **settings: Any) -> 
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return LiveServer(runtime, runner, f"http://127.0.0.1:{port}", aiohttp.ClientSession())
+
+
+class StuckClient(asyncio.Protocol):
+    """A hostile websocket client that sends and never reads: after the handshake it stops
+    reading its socket (``pause_reading``) with a small receive buffer, so whatever the
+    server sends piles up on the server's side."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.upgraded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._head = bytearray()
+
+    @classmethod
+    async def connect(cls, port: int, tok: str) -> StuckClient:
+        import socket
+
+        loop = asyncio.get_running_loop()
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        _t, proto = await loop.create_connection(cls, sock=sock)
+        assert proto.transport is not None
+        proto.transport.write(
+            (
+                f"GET /ws?token={tok} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        await asyncio.wait_for(proto.upgraded, 10)
+        return proto
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.upgraded.done():
+            return
+        self._head += data
+        if b"\r\n\r\n" in self._head:
+            if not self._head.startswith(b"HTTP/1.1 101"):
+                self.upgraded.set_exception(ConnectionError(self._head.decode(errors="replace")))
+                return
+            self.upgraded.set_result(None)
+            assert self.transport is not None
+            self.transport.pause_reading()  # from now on, read nothing
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+        if not self.upgraded.done():
+            self.upgraded.set_exception(ConnectionError("lost before the upgrade"))
+
+    def send(self, msg: dict[str, Any] | str) -> None:
+        """One masked text frame (RFC 6455 5.2), written at once."""
+        text = msg if isinstance(msg, str) else json.dumps(msg)
+        payload = text.encode("utf-8", errors="surrogatepass")
+        n = len(payload)
+        if n < 126:
+            header = bytes((0x81, 0x80 | n))
+        elif n < 65_536:
+            header = bytes((0x81, 0x80 | 126)) + n.to_bytes(2, "big")
+        else:
+            header = bytes((0x81, 0x80 | 127)) + n.to_bytes(8, "big")
+        mask = b"\x00\x00\x00\x00"  # a zero mask leaves the payload as it is
+        assert self.transport is not None
+        self.transport.write(header + mask + payload)
+
+    @property
+    def closed(self) -> bool:
+        return self.lost.done()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()

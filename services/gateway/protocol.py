@@ -51,7 +51,7 @@ MAX_JSON_DEPTH = 32
 deeper is ``bad_request``, refused before anything walks it recursively."""
 MSGPACK_INT_RANGE = (-(2**63), 2**64 - 1)
 """Whole numbers the event store can encode (msgpack): a request holding any other is
-``over_limit``, so no command can fail later when its events are encoded."""
+``bad_request``, so no command can fail later when its events are encoded."""
 MAX_SAFE_POSITION = 2**53 - 1
 """Largest seq (and largest part of an org-log id) a ``since`` may name: the largest
 integer every JSON reader keeps exactly, and far past any stream's head."""
@@ -134,6 +134,11 @@ def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
     return msg
 
 
+RANGE_CHECKED = frozenset({"amount"})
+"""Top-level fields whose own check gives out-of-range numbers their code (an amount over
+2^53 - 1 is ``over_limit``)."""
+
+
 def request_id(msg: Mapping[str, Any]) -> Any:
     """The ``id`` a reply echoes as ``re``: the request's, if it is a string or a number
     (``None`` otherwise: an id is never an object or a list)."""
@@ -148,13 +153,17 @@ def _too_deep() -> str:
 
 
 def check_value(value: Any) -> None:
-    """Refuse JSON data nested deeper than :data:`MAX_JSON_DEPTH` or text that is not
-    valid Unicode (``bad_request``), or a whole number outside :data:`MSGPACK_INT_RANGE`
-    (``over_limit``).
+    """Refuse (``bad_request``) JSON data nested deeper than :data:`MAX_JSON_DEPTH`, text
+    that is not valid Unicode, or a whole number outside :data:`MSGPACK_INT_RANGE` (but an
+    ``amount``'s, which its own check refuses as ``over_limit``).
 
     Iterative, so a hostile nesting cannot exhaust the stack here either."""
     low, high = MSGPACK_INT_RANGE
     stack: list[tuple[Any, int]] = [(value, 1)]
+    if isinstance(value, dict):
+        # The request object: its own fields, the range-checked ones without their number.
+        stack = [(k, 1) for k in value]
+        stack += [(v, 2) for k, v in value.items() if not (k in RANGE_CHECKED and _is_int(v))]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
@@ -164,7 +173,7 @@ def check_value(value: Any) -> None:
             continue
         elif isinstance(item, int):
             if not low <= item <= high:
-                raise ProtocolError("over_limit", "a whole number is beyond what the server stores")
+                raise ProtocolError("bad_request", "a whole number is out of range")
         elif isinstance(item, dict | list):
             if depth > MAX_JSON_DEPTH:
                 raise ProtocolError("bad_request", _too_deep())
@@ -174,6 +183,10 @@ def check_value(value: Any) -> None:
                     stack.append((child, depth + 1))
             else:
                 stack.extend((child, depth + 1) for child in item)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _valid_text(text: str) -> bool:

@@ -31,6 +31,10 @@ class BalanceMove:
     delta: int
 
 
+MAX_MOVE = 2**53 - 1
+"""Largest balance move the append script takes: Lua's numbers are exact up to 2^53."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandWrite:
     """What one command writes: its events, balance moves and stored result (for retries).
@@ -45,6 +49,11 @@ class CommandWrite:
     packed: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for m in self.moves:
+            # The script adds moves with HINCRBY: a move it could not add must fail here,
+            # alone, not halfway through a batch's writes.
+            if type(m.delta) is not int or abs(m.delta) > MAX_MOVE:
+                raise OverflowError(f"balance move {m.delta!r} is not a whole number of cents")
         moves = [[m.player, m.delta] for m in self.moves]
         item = [self.key, self.result, moves, [encode(env) for env in self.events]]
         # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.

@@ -115,8 +115,17 @@ def test_nesting_up_to_the_limit_is_accepted() -> None:
 
 
 @pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 10**30])
-def test_a_number_the_store_cannot_hold_is_over_limit(value: int) -> None:
-    assert refused(json.dumps({"op": "x", "bet": {"n": value}})).code == "over_limit"
+def test_a_number_the_store_cannot_hold_is_bad_request(value: int) -> None:
+    assert refused(json.dumps({"op": "x", "bet": {"n": value}})).code == "bad_request"
+    assert refused(json.dumps({"op": "x", "since": value})).code == "bad_request"
+
+
+def test_an_amount_beyond_the_store_is_left_to_its_own_check() -> None:
+    """An amount over 2^53 - 1 is ``over_limit`` (docs/PROTOCOL.md), however large."""
+    msg = {"op": "buy_chips", "id": "c-1", "player": "p-1", "amount": 10**30}
+    with pytest.raises(ProtocolError) as e:
+        parse_command(parse_json(json.dumps(msg)), CASHIER, set())
+    assert e.value.code == "over_limit"
 
 
 def test_the_largest_numbers_the_store_holds_pass() -> None:
