@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
-Names: store, e2e, settle, wheel_settle, rebuild, control_sheets, fanout. Progress goes to
-stderr; the table (and the notes saying how each figure was measured) to stdout.
+Names: store, e2e, settle, wheel_settle, rebuild, control_sheets, fanout, fairness, soak.
+Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import control_sheets, e2e, fanout, rebuild, settle, store, wheels
+from bench import control_sheets, e2e, fanout, hostile, rebuild, settle, store, wheels
 from bench.common import Result, progress
 from services import logging as app_logging
 
@@ -29,6 +29,8 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "rebuild": rebuild.run,
     "control_sheets": control_sheets.run,
     "fanout": fanout.run,
+    "fairness": hostile.fairness,
+    "soak": hostile.soak,
 }
 
 

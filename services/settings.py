@@ -24,7 +24,7 @@ class Settings:
     heartbeat_seconds: float = 15.0
     mailbox_size: int = 4096
     """Commands queued for one actor before new ones get ``busy``."""
-    principal_in_flight: int = 64
+    principal_in_flight: int = 16
     """Commands and subscribes one principal (a token's role and sub) may have awaiting
     their replies, across all its connections. While it has that many, its websockets are
     not read (TCP paces the sender) and its HTTP commands get ``busy``: a flooding client

@@ -1,0 +1,417 @@
+"""Hostile clients against the real server process: fairness and a memory soak.
+
+``fairness``: a good player bets at a steady rate at one table; in alternate phases of the
+same run another player floods that table from 4 connections with 500 bets in flight on
+each. The figure is the good player's p99 with the flooder over its p99 without (target
+<= 3x), each phase repeated and the spread reported.
+
+``soak``: while a good player bets as above, hostile sockets abuse the server for a while:
+a socket that never reads sends 300 subscribes to a 5,000-event stream every 2 s, another
+sends cheap requests it never reads the replies of (reconnecting when dropped), a player
+floods a table as above, and a client sends lone surrogates and 1,500-level JSON. The
+server's RSS is sampled before, during and after (once the abusive sockets are closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import (
+    RawWs,
+    Result,
+    ServerProcess,
+    at_most,
+    gather_all,
+    night_doc,
+    own_redis,
+    percentile,
+    progress,
+    token,
+    unique_org,
+)
+
+GOOD_RATE = 100.0
+"""The good player's bets per second (Poisson arrivals)."""
+FLOOD_CONNECTIONS = 4
+FLOOD_WINDOW = 500
+"""Bets the flooder keeps in flight on each of its connections."""
+TABLE = "fair-1"
+STORM_EVENTS = 5_000
+STORM_SUBSCRIBES = 300
+STORM_EVERY = 2.0
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def bet_text(player: str, cid: str, number: int, table: str = TABLE) -> str:
+    return (
+        f'{{"op":"place_bet","table":"{table}","player":"{player}","id":"{cid}",'
+        f'"bet":{{"kind":"straight","numbers":["{number}"]}},"amount":1}}'
+    )
+
+
+class Good:
+    """One player's tablet: bets at a steady rate; records each bet's latency."""
+
+    def __init__(self, ws: RawWs, player: str, seed: int) -> None:
+        self.ws = ws
+        self.player = player
+        self.rng = random.Random(seed)
+        self.sent: dict[str, float] = {}
+        self.latencies: list[float] = []
+        self.errors: dict[str, int] = {}
+        self.n = 0
+        ws.handler = self.on_text
+
+    def on_text(self, payload: bytes, _now: float) -> None:
+        msg = json.loads(payload)
+        sent = self.sent.pop(msg.get("re"), None)
+        if sent is None:
+            return
+        if msg.get("ok"):
+            self.latencies.append(time.perf_counter() - sent)
+        else:
+            code = msg["error"]["code"]
+            self.errors[code] = self.errors.get(code, 0) + 1
+
+    async def bet_for(self, seconds: float) -> list[float]:
+        """Bet at ``GOOD_RATE`` for ``seconds``; the latencies (s) of the bets answered."""
+        self.latencies = []
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        at = loop.time()
+        while at < until:
+            await asyncio.sleep(max(0.0, at - loop.time()))
+            self.n += 1
+            cid = f"g{self.n}"
+            self.sent[cid] = time.perf_counter()
+            self.ws.send_text(bet_text(self.player, cid, self.rng.randrange(37)))
+            at += self.rng.expovariate(GOOD_RATE)
+        deadline = time.monotonic() + 15
+        while self.sent and time.monotonic() < deadline:  # noqa: ASYNC110 - a bounded wait
+            await asyncio.sleep(0.05)
+        return self.latencies
+
+
+class Flooder:
+    """One connection of a flooding player: keeps ``FLOOD_WINDOW`` bets in flight."""
+
+    def __init__(self, ws: RawWs, player: str, tag: str) -> None:
+        self.ws = ws
+        self.player = player
+        self.tag = tag
+        self.on = False
+        self.n = 0
+        self.acked = 0
+        ws.handler = self.on_text
+
+    def start(self) -> None:
+        self.on = True
+        for _ in range(FLOOD_WINDOW):
+            self.send()
+
+    def send(self) -> None:
+        self.n += 1
+        self.ws.send_text(bet_text(self.player, f"{self.tag}-{self.n}", self.n % 37))
+
+    def on_text(self, payload: bytes, _now: float) -> None:
+        self.acked += 1
+        if self.on:
+            self.send()
+
+
+def p99_ms(latencies: list[float]) -> float:
+    return percentile(latencies, 99) * 1000
+
+
+async def _night(
+    name: str, tables: list[str], players: list[str], tmp: Path, redis_url: str
+) -> ServerProcess:
+    doc = night_doc(
+        unique_org(name),
+        [{"id": t, "game": "roulette", "outcome_mode": "rng", "options": {}} for t in tables],
+        players,
+        max_transaction=100_000_000,
+    )
+    server = ServerProcess(doc, redis_url, tmp)
+    await server.start()
+    return server
+
+
+async def _setup(server: ServerProcess, players: list[str], tables: list[str]) -> list[RawWs]:
+    cashier = await RawWs.connect(server.port, token("cashier", "cashier-1"))
+    dealer = await RawWs.connect(server.port, token("dealer", "dealer-1", tables=tuple(tables)))
+    await gather_all(*(cashier.cmd("buy_chips", player=p, amount=100_000_000) for p in players))
+    await gather_all(*(dealer.cmd("open_round", table=t) for t in tables))
+    return [cashier, dealer]
+
+
+async def _flooders(server: ServerProcess, player: str) -> list[Flooder]:
+    socks = [
+        await RawWs.connect(server.port, token("player", player, player=player))
+        for _ in range(FLOOD_CONNECTIONS)
+    ]
+    return [Flooder(ws, player, f"f{i}") for i, ws in enumerate(socks)]
+
+
+async def fairness(quick: bool) -> list[Result]:
+    seconds = 3.0 if quick else 6.0
+    rounds = 2 if quick else 3
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-fair-") as tmp:
+        progress("fairness: starting the server process")
+        server = await _night("fair", [TABLE], ["good", "flood"], Path(tmp), redis.url)
+        clients: list[RawWs] = []
+        try:
+            clients += await _setup(server, ["good", "flood"], [TABLE])
+            good = Good(
+                await RawWs.connect(server.port, token("player", "good", player="good")), "good", 7
+            )
+            clients.append(good.ws)
+            flooders = await _flooders(server, "flood")
+            clients += [f.ws for f in flooders]
+            alone: list[float] = []
+            flooded: list[float] = []
+            ratios: list[float] = []
+            flood_rates: list[float] = []
+            for r in range(rounds):
+                progress(
+                    f"fairness: round {r + 1}/{rounds}, the good player alone, {seconds:.0f} s"
+                )
+                a = p99_ms(await good.bet_for(seconds))
+                progress(f"fairness: round {r + 1}/{rounds}, with the flooder, {seconds:.0f} s")
+                before = sum(f.acked for f in flooders)
+                for f in flooders:
+                    f.start()
+                await asyncio.sleep(1.0)
+                t0 = time.perf_counter()
+                b = p99_ms(await good.bet_for(seconds))
+                flood_rates.append(
+                    (sum(f.acked for f in flooders) - before) / (time.perf_counter() - t0 + 1.0)
+                )
+                for f in flooders:
+                    f.on = False
+                await asyncio.sleep(2.0)  # the flood's last bets drain
+                alone.append(a)
+                flooded.append(b)
+                ratios.append(b / a)
+        except BaseException:
+            server.stop(failed=True)
+            raise
+        finally:
+            for c in clients:
+                c.close()
+            server.stop()
+    ratio = sorted(ratios)[len(ratios) // 2]
+    note = (
+        f"one table; the good player bets 1 cent at {GOOD_RATE:.0f}/s (Poisson); the flooder"
+        f" keeps {FLOOD_WINDOW} bets in flight on each of {FLOOD_CONNECTIONS} connections"
+        f" (acknowledged {min(flood_rates):,.0f}-{max(flood_rates):,.0f} bets/s); {rounds}"
+        f" rounds of {seconds:.0f} s alone then {seconds:.0f} s flooded, same run: good p99"
+        f" alone {', '.join(f'{x:.1f}' for x in alone)} ms; flooded"
+        f" {', '.join(f'{x:.1f}' for x in flooded)} ms; ratios"
+        f" {', '.join(f'{x:.2f}' for x in ratios)} (median shown);"
+        f" good errors: {good.errors or 'none'}"
+    )
+    return [
+        Result(
+            "7a fairness: good p99 alone (median of rounds)",
+            sorted(alone)[len(alone) // 2],
+            "ms",
+            digits=1,
+        ),
+        Result(
+            "7b fairness: good p99 beside a flooder (median)",
+            sorted(flooded)[len(flooded) // 2],
+            "ms",
+            digits=1,
+        ),
+        at_most("7c fairness: flooded p99 / alone p99", ratio, "x", 3, note=note, digits=2),
+    ]
+
+
+class Storm:
+    """A socket that reads nothing and sends ``STORM_SUBSCRIBES`` subscribes to a long
+    stream every ``STORM_EVERY`` seconds (reconnecting when the server drops it)."""
+
+    def __init__(self, port: int, stream: str) -> None:
+        self.port = port
+        self.stream = stream
+        self.drops = 0
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        while loop.time() < until:
+            ws = await RawWs.connect(self.port, token("auditor", "storm"))
+            assert ws.transport is not None
+            ws.transport.pause_reading()
+            n = 0
+            while loop.time() < until and not ws.closed.done():
+                for _ in range(STORM_SUBSCRIBES):
+                    n += 1
+                    ws.send_text(
+                        json.dumps({"op": "subscribe", "id": f"s{n}", "stream": self.stream})
+                    )
+                await asyncio.sleep(STORM_EVERY)
+            ws.close()
+            self.drops += 1
+
+
+class Unread:
+    """A socket that sends cheap requests as fast as it can and never reads a reply."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sent = 0
+        self.connections = 0
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        frame = json.dumps({"op": "unsubscribe", "id": "x" * 100, "stream": "cage"})
+        while loop.time() < until:
+            ws = await RawWs.connect(self.port, token("auditor", "unread"))
+            self.connections += 1
+            assert ws.transport is not None
+            ws.transport.pause_reading()
+            while loop.time() < until and not ws.transport.is_closing():
+                for _ in range(500):
+                    ws.send_text(frame)
+                self.sent += 500
+                await asyncio.sleep(0.005)
+                if ws.transport.get_write_buffer_size() > 4 * 1024 * 1024:
+                    break  # the server stopped reading us (dropped or paced): start over
+            ws.close()
+
+
+class Garbage:
+    """Lone surrogates and 1,500-level JSON, twenty of each a second."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.codes: dict[str, int] = {}
+
+    async def run(self, until: float) -> None:
+        ws = await RawWs.connect(self.port, token("player", "garbage", player="garbage"))
+
+        def on_text(payload: bytes, _now: float) -> None:
+            msg = json.loads(payload)
+            if "error" in msg:
+                code = msg["error"]["code"]
+                self.codes[code] = self.codes.get(code, 0) + 1
+
+        ws.handler = on_text
+        loop = asyncio.get_running_loop()
+        deep = '{"op":"place_bet","x":' + "[" * 1500 + "]" * 1500 + "}"
+        n = 0
+        while loop.time() < until:
+            n += 1
+            bad = bet_text("garbage", f"x\\ud800{n}", 1)
+            ws.send_text(bad)
+            ws.send_text(deep)
+            await asyncio.sleep(0.05)
+        ws.close()
+
+
+async def soak(quick: bool) -> list[Result]:
+    seconds = 10.0 if quick else 20.0
+    tables = [TABLE, "long-1"]
+    players = ["good", "flood", "filler", "garbage"]
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-soak-") as tmp:
+        progress("soak: starting the server process")
+        server = await _night("soak", tables, players, Path(tmp), redis.url)
+        clients: list[RawWs] = []
+        try:
+            clients += await _setup(server, players, tables)
+            progress(f"soak: filling long-1 with {STORM_EVENTS:,} events")
+            filler = await RawWs.connect(server.port, token("player", "filler", player="filler"))
+            clients.append(filler)
+            for start in range(0, STORM_EVENTS, 250):
+                await gather_all(
+                    *(
+                        filler.cmd(
+                            "place_bet",
+                            table="long-1",
+                            player="filler",
+                            bet={"kind": "red"},
+                            amount=1,
+                        )
+                        for _ in range(start, min(start + 250, STORM_EVENTS))
+                    )
+                )
+            good = Good(
+                await RawWs.connect(server.port, token("player", "good", player="good")), "good", 11
+            )
+            clients.append(good.ws)
+            progress("soak: the good player alone, 4 s")
+            quiet = p99_ms(await good.bet_for(4.0))
+            rss_before = rss_mib(server.pid)
+            flooders = await _flooders(server, "flood")
+            clients += [f.ws for f in flooders]
+            loop = asyncio.get_running_loop()
+            until = loop.time() + seconds
+            storm, unread, garbage = (
+                Storm(server.port, "table:long-1"),
+                Unread(server.port),
+                Garbage(server.port),
+            )
+            progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage)")
+            for f in flooders:
+                f.start()
+            samples: list[float] = []
+
+            async def sample() -> None:
+                while loop.time() < until:
+                    samples.append(rss_mib(server.pid))
+                    await asyncio.sleep(0.25)
+
+            tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage)]
+            tasks.append(asyncio.ensure_future(sample()))
+            during_latencies = await good.bet_for(seconds - 1.0)
+            await gather_all(*tasks)
+            for f in flooders:
+                f.on = False
+                f.ws.close()
+            rss_during = max(samples)
+            progress("soak: abusive sockets closed; 5 s to settle")
+            await asyncio.sleep(5.0)
+            rss_after = rss_mib(server.pid)
+            after = p99_ms(await good.bet_for(3.0))
+        except BaseException:
+            server.stop(failed=True)
+            raise
+        finally:
+            for c in clients:
+                c.close()
+            server.stop()
+    during = p99_ms(during_latencies)
+    note = (
+        f"{seconds:.0f} s of abuse at once: {STORM_SUBSCRIBES} subscribes to a"
+        f" {STORM_EVENTS:,}-event stream every {STORM_EVERY:.0f} s on a socket that never reads"
+        f" ({storm.drops} connections); {unread.sent:,} cheap requests never read on"
+        f" {unread.connections} connections; a flooder with {FLOOD_CONNECTIONS} x"
+        f" {FLOOD_WINDOW} bets in flight; lone surrogates and 1,500-level JSON (replies"
+        f" {garbage.codes}); RSS before {rss_before:.0f} MiB, max during {rss_during:.0f} MiB,"
+        f" after {rss_after:.0f} MiB; good p99 quiet {quiet:.1f} ms, during {during:.1f} ms,"
+        f" after {after:.1f} ms; good errors {good.errors or 'none'}"
+    )
+    return [
+        Result("8a soak: server RSS before abuse", rss_before, "MiB"),
+        at_most(
+            "8b soak: server RSS growth during abuse", rss_during - rss_before, "MiB", 100, digits=0
+        ),
+        at_most(
+            "8c soak: server RSS growth after abuse", rss_after - rss_before, "MiB", 30, digits=0
+        ),
+        at_most(
+            "8d soak: good p99 during abuse / quiet", during / quiet, "x", 3, note=note, digits=2
+        ),
+    ]
