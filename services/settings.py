@@ -29,6 +29,11 @@ class Settings:
     their replies, across all its connections. While it has that many, its websockets are
     not read (TCP paces the sender) and its HTTP commands get ``busy``: a flooding client
     slows down only itself."""
+    principal_rate: float = 500.0
+    """Messages a second one principal's websockets are read at, sustained (bursts of
+    ``principal_burst``): far above any tablet's need; past it the client waits (and an
+    HTTP command gets ``busy``)."""
+    principal_burst: int = 200
     max_subscriptions: int = 64
     """Streams and views one websocket connection may follow at once."""
     command_deadline_seconds: float = 5.0

@@ -57,10 +57,14 @@ CATCH_UP_PAGE = 250
 CATCH_UP_READERS = 8
 """Catch-up page reads the whole server runs at once, so that subscribers never take the
 store's connections from the commands."""
+CATCH_UP_YIELD_EVERY = 8
+"""A catch-up hands the event loop to others after this many stored frames."""
 CATCH_UP_STALL_SECONDS = 10.0
 """How long a catch-up waits for a client that reads nothing before dropping it (1013)."""
 SLOW_CLOSE_SECONDS = 2.0
 """How long a slow client's close handshake may take before its connection is aborted."""
+BUCKETS_KEPT = 10_000
+"""Principals' rate buckets kept before the idle ones are forgotten (memory bound)."""
 DRAIN_POLL_SECONDS = 0.005
 """How often catch-up looks whether a client's send buffer has drained."""
 CATCH_UP_BACKLOG = 10_000
@@ -204,6 +208,7 @@ class Client:
         self.catch_up_turn = asyncio.Lock()
         """One catch-up at a time per connection: they share one socket anyway, and so a
         connection holds at most one page of stored events in memory."""
+        self.caught_up_frames = 0
         self.too_slow = False
         self.ended = False
         """The token expired or was revoked: nothing more is sent; the socket is closing."""
@@ -235,6 +240,9 @@ class Client:
         that reads nothing for ``CATCH_UP_STALL_SECONDS`` is dropped."""
         # The public transport API offers no "drained" event to await (only aiohttp's
         # private protocol does): poll, as catch-up is not latency critical.
+        self.caught_up_frames += 1
+        if not self.caught_up_frames % CATCH_UP_YIELD_EVERY:
+            await asyncio.sleep(0)  # let the others have the loop between stored frames
         waited = 0.0
         while self.writable and self.transport.get_write_buffer_size() > self.limit // 2:
             if waited >= CATCH_UP_STALL_SECONDS:
@@ -301,15 +309,47 @@ class Client:
 
 
 class PrincipalSlots:
-    """Commands and subscribes in flight per principal (a token's role and sub), across
-    all its connections, at most ``limit`` at once. A principal at its limit waits for
-    room (:meth:`room`): its sockets are not read meanwhile, so TCP paces the flooder and
-    nobody else."""
+    """What each principal (a token's role and sub) may have going, across all its
+    connections: at most ``limit`` messages in flight at once (a principal at its limit
+    waits for room, :meth:`room`), and messages read at most at ``rate`` a second with
+    bursts of ``burst`` (:meth:`reserve`). Its sockets are not read while it waits, so TCP
+    paces the flooder and nobody else."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(
+        self,
+        limit: int,
+        rate: float = 500.0,
+        burst: int = 200,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limit = limit
+        self.rate = rate
+        self.burst = burst
+        self.clock = clock
         self._count: dict[tuple[str, str], int] = {}
         self._room: dict[tuple[str, str], asyncio.Event] = {}
+        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
+        """Principal -> (tokens left, when counted): a token bucket per principal."""
+
+    def reserve(self, key: tuple[str, str]) -> float:
+        """Take one message's token; the seconds to wait before reading it (0: none).
+
+        Tokens may go below zero: each message waits for its own, so a principal reading
+        from many connections at once waits in proportion."""
+        now = self.clock()
+        tokens, then = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate) - 1.0
+        self._buckets[key] = (tokens, now)
+        if len(self._buckets) > BUCKETS_KEPT:
+            self._forget_idle(now)
+        return 0.0 if tokens >= 0 else -tokens / self.rate
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop the buckets that have refilled (their principals were idle long enough)."""
+        full = self.burst / self.rate
+        for key, (_tokens, then) in list(self._buckets.items()):
+            if now - then >= full:
+                del self._buckets[key]
 
     def full(self, key: tuple[str, str]) -> bool:
         return self._count.get(key, 0) >= self.limit
@@ -893,8 +933,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 client.end("token expired")
                 break
             if message.type == WSMsgType.TEXT:
-                # Paced per principal: while it has its limit in flight, none of its
-                # sockets is read further.
+                # Paced per principal: at its message rate, and while it has its limit in
+                # flight none of its sockets is read further. At least one turn of the
+                # event loop per message: a frame already buffered is handed over without
+                # yielding, so a client sending cheap requests fast would hold the loop.
+                await asyncio.sleep(slots.reserve(principal))
                 await slots.room(principal)
                 if not client.writable:
                     break
@@ -968,9 +1011,11 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
         return web.json_response({"re": msg_id, **error_reply(e.code, e.message)})
     slots = request.app[SLOTS]
     principal = (who.role, who.sub)
-    if slots.full(principal):
+    if slots.full(principal) or slots.reserve(principal) > 0:
         limit = runtime.settings.principal_in_flight
-        busy = error_reply("busy", f"{limit} commands of this client are in flight; retry")
+        busy = error_reply(
+            "busy", f"this client has {limit} commands in flight or sends too fast; retry"
+        )
         return web.json_response({"re": msg_id, **busy})
     give_back = slots.take(principal)
     try:
@@ -1162,7 +1207,10 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app[RUNTIME] = runtime
     app[FRAMES] = FrameCache()
     app[CLIENTS] = set()
-    app[SLOTS] = PrincipalSlots(runtime.settings.principal_in_flight)
+    settings = runtime.settings
+    app[SLOTS] = PrincipalSlots(
+        settings.principal_in_flight, settings.principal_rate, settings.principal_burst
+    )
     app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
     app.on_shutdown.append(close_clients)
 

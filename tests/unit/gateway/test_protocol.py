@@ -227,3 +227,20 @@ def test_a_wheel_outcome_that_is_not_an_object_reaches_the_game() -> None:
 @pytest.mark.parametrize(("raw", "echoed"), [("a", "a"), (7, 7), ([1], None), ({"a": 1}, None)])
 def test_a_reply_echoes_only_a_string_or_number_id(raw: Any, echoed: Any) -> None:
     assert request_id({"id": raw}) == echoed
+
+
+def test_a_principal_reads_at_its_rate_after_a_burst() -> None:
+    """A principal's first ``burst`` messages are read at once; after that each waits its
+    turn at ``rate`` a second, however many connections it reads from; an idle principal
+    refills."""
+    from services.gateway.app import PrincipalSlots
+
+    now = [100.0]
+    slots = PrincipalSlots(16, rate=10.0, burst=3, clock=lambda: now[0])
+    key = ("player", "p-1")
+    assert [slots.reserve(key) for _ in range(3)] == [0.0, 0.0, 0.0]
+    waits = [slots.reserve(key) for _ in range(3)]
+    assert waits == pytest.approx([0.1, 0.2, 0.3])
+    assert slots.reserve(("player", "p-2")) == 0.0  # another principal is not held up
+    now[0] += 10.0
+    assert slots.reserve(key) == 0.0
