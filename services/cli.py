@@ -270,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     from services.games.base import RuleError
     from services.night import NightError
     from services.store.embedded import DataDirBusy
+    from services.store.redis_store import RedisAccessError
 
     try:
         if args.command == "serve":
@@ -284,7 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     except RuleError as e:
         print(f"casino-night {args.command}: {e.message}", file=sys.stderr)
         return 2
-    except (CliError, NightError, DataDirBusy, FileNotFoundError, ValueError) as e:
+    except (
+        CliError,
+        NightError,
+        DataDirBusy,
+        RedisAccessError,
+        FileNotFoundError,
+        ValueError,
+    ) as e:
         print(f"casino-night {args.command}: {e}", file=sys.stderr)
         return 2
 

@@ -26,7 +26,13 @@ from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
 from services.settings import Settings
 from services.store.embedded import EmbeddedRedis
-from services.store.redis_store import EventStore, RedisClient, close_redis, open_redis
+from services.store.redis_store import (
+    EventStore,
+    RedisClient,
+    close_redis,
+    open_redis,
+    redact,
+)
 from services.supervisor import Supervisor
 
 log = structlog.get_logger(__name__)
@@ -99,7 +105,7 @@ class Runtime:
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
         self.tasks.append(asyncio.create_task(self._raffle_clock(), name="raffle-clock"))
-        log.info("night_started", organization=self.night.organization, redis=url)
+        log.info("night_started", organization=self.night.organization, redis=redact(url))
 
     async def _raffle_clock(self) -> None:
         """What raffles must announce by a date they raise by themselves: looked in on at

