@@ -156,17 +156,29 @@ async def _replay(args: argparse.Namespace) -> int:
     from projections.bankroll import Bankrolls
     from projections.control_sheets import ControlSheets
     from projections.raffles import Raffles
-    from projections.runner import ProjectionRunner
+    from projections.runner import ProjectionRunner, checkpoint_key
+    from services.gateway.auth import load_secret
 
+    try:
+        mac_key: bytes | None = checkpoint_key(load_secret(_data_dir(args), create=False))
+    except FileNotFoundError:
+        mac_key = None  # rebuild and report all the same; only the checkpoint needs the key
     async with _offline_store(args) as store:
         bankrolls = Bankrolls()
         control_sheets = ControlSheets()
         raffles = Raffles()
-        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles])
+        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles], mac_key=mac_key)
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
-        await runner.save_checkpoint()
+        if mac_key is not None:
+            await runner.save_checkpoint()
+        else:
+            print(
+                f"casino-night replay: no secret (CASINO_SECRET or {_data_dir(args)}/secret): "
+                "the projection checkpoint was not saved",
+                file=sys.stderr,
+            )
         report = {
             "events": count,
             "seconds": round(elapsed, 3),

@@ -17,7 +17,7 @@ from events.codec import decode
 from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
-from projections.runner import ProjectionRunner
+from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
@@ -94,6 +94,8 @@ class Runtime:
             self.store,
             [self.bankrolls, self.control_sheets, self.raffles],
             on_entries=self._publish_log,
+            mac_key=checkpoint_key(self.secret),
+            on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),
         )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
