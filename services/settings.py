@@ -26,6 +26,10 @@ class Settings:
     """Commands queued for one actor before new ones get ``busy``."""
     log_format: str = "json"
     """``CASINO_LOG_FORMAT``: ``json`` (production) or ``console`` (development)."""
+    anchor_key: Path | None = None
+    """``CASINO_ANCHOR_KEY``: the file of the Ed25519 private key (PEM) that signs the
+    store's checkpoints; unset: ``<data-dir>/anchor.key``, created on the first ``serve``
+    (``services.store.anchor``). Keep it where Redis's users cannot write."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -35,6 +39,8 @@ class Settings:
             "appendfsync": env.get("CASINO_APPENDFSYNC", "always"),
             "log_format": env.get("CASINO_LOG_FORMAT", "json"),
         }
+        if env.get("CASINO_ANCHOR_KEY"):
+            values["anchor_key"] = Path(env["CASINO_ANCHOR_KEY"])
         if "CASINO_DATA_DIR" in env:
             values["data_dir"] = Path(env["CASINO_DATA_DIR"])
         values.update({k: v for k, v in overrides.items() if v is not None})
