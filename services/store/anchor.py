@@ -314,6 +314,12 @@ class CheckpointFiles:
         except FileNotFoundError:
             return None
 
+    def remove_leftovers(self) -> None:
+        """Delete temporary files a process killed in the middle of a write left behind."""
+        for leftover in self.directory.glob(f".{LATEST_FILE}.*.tmp"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
     def write(self, counter: int, text: str, *, history: bool) -> bool:
         """Make ``text`` the newest checkpoint (temporary file, fsync, rename, fsync of the
         directory) and, with ``history``, append it to the history. A checkpoint whose
@@ -529,6 +535,7 @@ class Anchor:
 
         :class:`AnchorError` when that checkpoint is not signed by this key or the store no
         longer extends it: signing over such a store would vouch for what was done to it."""
+        await asyncio.to_thread(self.files.remove_leftovers)
         text = await asyncio.to_thread(self.files.read_latest)
         previous = None
         if text is not None:
