@@ -3,11 +3,18 @@
 The projections' states and the id of the last org-log entry folded are saved together in
 one value (one SET), so a process that dies between two steps resumes from a state that
 has folded exactly the events up to its checkpoint, and folds each later event once.
+
+The value carries an HMAC-SHA256 under a key derived from the server secret, which Redis
+never holds: whoever can write to Redis cannot make the server serve a state the events do
+not give. A checkpoint whose MAC is missing or wrong is discarded (logged as an error) and
+every projection folds the log from the start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,6 +22,8 @@ from typing import Any
 import msgpack
 import redis.exceptions
 import structlog
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from projections.base import Projection
 from services.store import keys
@@ -25,6 +34,17 @@ log = structlog.get_logger(__name__)
 CHECKPOINT = "runner"
 BATCH = 3000
 """Org-log entries fetched per read (1,000 beats 10,000 for decode + fold, DESIGN.md)."""
+MAC_KEY_INFO = b"casino-night projection checkpoint"
+"""HKDF info of the checkpoint MAC key (and the MAC's domain prefix)."""
+
+
+def checkpoint_key(secret: bytes) -> bytes:
+    """The 32-byte key of projection checkpoints' MACs: HKDF-SHA256 of the server secret
+    (``services.gateway.auth.load_secret``), info :data:`MAC_KEY_INFO`."""
+    if not secret:
+        raise ValueError("the server secret is empty")
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=MAC_KEY_INFO)
+    return hkdf.derive(secret)
 
 
 def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, bytes]]) -> None:
@@ -72,6 +92,8 @@ class ProjectionRunner:
         checkpoint_every: float = 0.5,
         checkpoint: str = CHECKPOINT,
         on_entries: Callable[[Sequence[tuple[str, bytes]]], None] | None = None,
+        mac_key: bytes | None = None,
+        on_rejected: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.projections = list(projections)
@@ -82,14 +104,58 @@ class ProjectionRunner:
         self._key = keys.projection(store.org, checkpoint)
         self.on_entries = on_entries
         """Called with each page the live tail folds, in log order (feeds log subscribers)."""
+        self.mac_key = mac_key
+        """Authenticates the checkpoint (:func:`checkpoint_key`); without one the runner
+        neither loads nor saves a checkpoint."""
+        self.on_rejected = on_rejected
+        """Called with the reason when a checkpoint is discarded for its MAC."""
         self.loaded = False
 
+    def _mac(self, body: bytes) -> bytes:
+        assert self.mac_key is not None
+        # The key name is covered too: a checkpoint holds only where it was saved.
+        message = MAC_KEY_INFO + b"\0" + self._key.encode() + b"\0" + body
+        return hmac.new(self.mac_key, message, hashlib.sha256).digest()
+
+    def _open(self, raw: bytes) -> dict[str, Any] | None:
+        """The checkpoint's content if its MAC checks; else None, logged as an error."""
+        reason = ""
+        try:
+            outer = msgpack.unpackb(raw, raw=False)
+        except Exception:  # anything at all may have been written there
+            outer, reason = None, "unreadable"
+        if not reason:
+            body = outer.get("body") if isinstance(outer, dict) else None
+            mac = outer.get("mac") if isinstance(outer, dict) else None
+            if not isinstance(body, bytes) or not isinstance(mac, bytes):
+                reason = "no MAC"
+            elif not hmac.compare_digest(mac, self._mac(body)):
+                reason = "bad MAC"
+            else:
+                saved: dict[str, Any] = msgpack.unpackb(body, raw=False)
+                return saved
+        log.error(
+            "projection_checkpoint_rejected",
+            reason=reason,
+            key=self._key,
+            action="every projection folds the log from the start",
+        )
+        if self.on_rejected is not None:
+            self.on_rejected(reason)
+        return None
+
     async def load_checkpoint(self) -> None:
+        """Restore the projections from the checkpoint when its MAC checks; otherwise (none,
+        a bad or missing MAC, no key) they fold the log from the start."""
         self.loaded = True
-        raw = await self.store.redis.get(self._key)
+        if self.mac_key is None:
+            return
+        raw: Any = await self.store.redis.get(self._key)
         if raw is None:
             return
-        saved: dict[str, Any] = msgpack.unpackb(raw, raw=False)
+        saved = self._open(bytes(raw))
+        if saved is None:
+            return
         if any(p.name not in saved["states"] for p in self.projections):
             # A projection this checkpoint does not know (new in this version) must see the
             # whole log: start every projection from the beginning.
@@ -100,11 +166,16 @@ class ProjectionRunner:
         self.last_id = self.saved_id = saved["last_id"]
 
     async def save_checkpoint(self) -> None:
+        """Save the projections' states and position in one value with its MAC."""
+        if self.mac_key is None:
+            raise ValueError("a projection checkpoint needs a MAC key (the server secret)")
         value = {
             "last_id": self.last_id,
             "states": {p.name: p.snapshot() for p in self.projections},
         }
-        await self.store.redis.set(self._key, msgpack.packb(value, use_bin_type=True))
+        body: bytes = msgpack.packb(value, use_bin_type=True)
+        sealed = msgpack.packb({"body": body, "mac": self._mac(body)}, use_bin_type=True)
+        await self.store.redis.set(self._key, sealed)
         self.saved_id = self.last_id
 
     async def catch_up(self) -> int:
@@ -132,7 +203,8 @@ class ProjectionRunner:
             try:
                 await self._step(block_ms)
                 if (
-                    self.last_id != self.saved_id
+                    self.mac_key is not None
+                    and self.last_id != self.saved_id
                     and time.monotonic() - last_save >= self.checkpoint_every
                 ):
                     await self.save_checkpoint()

@@ -1,4 +1,4 @@
-"""``casino-night``: serve, token, replay, verify, exclusions."""
+"""``casino-night``: serve, token, replay, verify, exclusions, anchor-key, checkpoint."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.settings import Settings
 from services.store.redis_store import EventStore, close_redis, open_redis
+
+if TYPE_CHECKING:
+    from services.store.anchor import Checkpoint
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -156,17 +159,29 @@ async def _replay(args: argparse.Namespace) -> int:
     from projections.bankroll import Bankrolls
     from projections.control_sheets import ControlSheets
     from projections.raffles import Raffles
-    from projections.runner import ProjectionRunner
+    from projections.runner import ProjectionRunner, checkpoint_key
+    from services.gateway.auth import load_secret
 
+    try:
+        mac_key: bytes | None = checkpoint_key(load_secret(_data_dir(args), create=False))
+    except FileNotFoundError:
+        mac_key = None  # rebuild and report all the same; only the checkpoint needs the key
     async with _offline_store(args) as store:
         bankrolls = Bankrolls()
         control_sheets = ControlSheets()
         raffles = Raffles()
-        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles])
+        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles], mac_key=mac_key)
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
-        await runner.save_checkpoint()
+        if mac_key is not None:
+            await runner.save_checkpoint()
+        else:
+            print(
+                f"casino-night replay: no secret (CASINO_SECRET or {_data_dir(args)}/secret): "
+                "the projection checkpoint was not saved",
+                file=sys.stderr,
+            )
         report = {
             "events": count,
             "seconds": round(elapsed, 3),
@@ -179,21 +194,95 @@ async def _replay(args: argparse.Namespace) -> int:
         return 0
 
 
+MAX_FINDINGS = 20
+"""Commands applied twice that ``verify`` lists one by one; it counts the rest."""
+
+
+def _verify_checkpoint(
+    args: argparse.Namespace, org: str
+) -> tuple[Checkpoint | None, str | None, bool]:
+    """The checkpoint ``verify`` checks against: (checkpoint or None, why none, none found).
+
+    ``--checkpoint FILE`` or the data directory's newest; its signature is checked with
+    ``--public-key FILE``, else the server's own key (``CASINO_ANCHOR_KEY`` or
+    ``<data-dir>/anchor.key``). A file given that cannot be read stops the command."""
+    from services.store import anchor
+
+    settings = Settings.from_env(data_dir=_data_dir(args))
+    given = args.checkpoint is not None
+    path = (
+        Path(args.checkpoint)
+        if given
+        else (anchor.checkpoint_dir(settings.data_dir, org) / anchor.LATEST_FILE)
+    )
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        if given:
+            raise CliError(f"no checkpoint file {path}") from None
+        return (
+            None,
+            f"no signed checkpoint of {org} in {path.parent}: nothing outside Redis vouches "
+            "for these chains (give the auditor's copy with --checkpoint and --public-key)",
+            True,
+        )
+    if args.public_key is not None:
+        public_key = anchor.load_public_key(Path(args.public_key))
+    else:
+        key_path = anchor.key_file(settings.data_dir, settings.anchor_key)
+        try:
+            public_key = anchor.load_signing_key(key_path).public_key()
+        except anchor.AnchorError as e:
+            return None, f"cannot check {path}: {e}; give --public-key", False
+    try:
+        return anchor.parse(text, public_key, org), None, False
+    except anchor.CheckpointError as e:
+        return None, f"{path}: {e}", False
+
+
 async def _verify(args: argparse.Namespace) -> int:
-    """Walk every stream's hash chain and the org log (``casino-night verify``)."""
+    """Walk every stream's hash chain and the org log, look for a command applied twice,
+    check the chains against the newest signed checkpoint and the balances against the
+    events (``casino-night verify``)."""
     from services.audit import verify_balances
-    from services.store.verify import verify_all
+    from services.store.anchor import check_anchor
+    from services.store.verify import LOG, CommandCheck, proven, verify_all
 
     async with _offline_store(args) as store:
-        reports = await verify_all(store)
+        # The checkpoint first: every head it signed was in the store before the walk.
+        checkpoint, problem, none_found = _verify_checkpoint(args, store.org)
+        commands = CommandCheck()
+        signed = checkpoint.streams if checkpoint is not None else ()
+        reports = await verify_all(store, also=signed, commands=commands)
+        anchored = await check_anchor(
+            store, checkpoint, reports, problem=problem, none_found=none_found
+        )
         broken = 0
         for r in reports:
-            if r.ok:
+            pinned = None if r.stream == LOG else anchored.stream_break(r.stream)
+            if r.ok and pinned is None:
                 print(f"ok      {r.stream}: {r.events} events, chain intact")
             else:
                 broken += 1
-                b = r.breaks[0]
+                b = r.breaks[0] if r.breaks else pinned
+                assert b is not None
                 print(f"BROKEN  {r.stream}: first break at seq {b.seq}: {b.reason}")
+        proven_to = {r.stream: proven(r) for r in reports if r.stream != LOG}
+        duplicates = await commands.findings(store, proven_to)
+        if duplicates:
+            broken += 1
+            for d in duplicates[:MAX_FINDINGS]:
+                print(f"BROKEN  commands: {d.describe()}")
+            if len(duplicates) > MAX_FINDINGS:
+                print(f"BROKEN  commands: … and {len(duplicates) - MAX_FINDINGS} more")
+        else:
+            print(
+                f"ok      commands: {commands.runs} commands wrote {commands.events} events, "
+                "none applied twice"
+            )
+        print(anchored.line())
+        if not anchored.ok:
+            broken += 1
         balances = await verify_balances(store)
         if balances.ok:
             print(f"ok      balances: {balances.players} players, as the events give them")
@@ -208,6 +297,53 @@ async def _verify(args: argparse.Namespace) -> int:
                 f"the events give {folded}, the store guards {guarded}"
             )
         return 1 if broken else 0
+
+
+def _anchor_key(args: argparse.Namespace) -> int:
+    """Print the public key that checks the server's checkpoints (``casino-night
+    anchor-key``), with its fingerprint; ``--out FILE`` writes the PEM to a file."""
+    from services.store import anchor
+
+    settings = Settings.from_env(data_dir=_data_dir(args))
+    key = anchor.load_signing_key(anchor.key_file(settings.data_dir, settings.anchor_key))
+    public = key.public_key()
+    pem = anchor.public_pem(public)
+    if args.out:
+        Path(args.out).write_text(pem)
+        print(f"wrote the public key to {args.out}")
+    else:
+        print(pem, end="")
+    print(f"fingerprint: {anchor.fingerprint(public)}")
+    return 0
+
+
+def _checkpoint(args: argparse.Namespace) -> int:
+    """Export the organization's newest signed checkpoint (``casino-night checkpoint``),
+    after checking its signature: to ``--out FILE``, else to stdout."""
+    from services.night import load_night
+    from services.store import anchor
+
+    settings = Settings.from_env(data_dir=_data_dir(args))
+    org = load_night(Path(args.night)).organization
+    path = anchor.checkpoint_dir(settings.data_dir, org) / anchor.LATEST_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise CliError(f"no checkpoint of {org} in {path.parent}: serve writes one") from None
+    key = anchor.load_signing_key(anchor.key_file(settings.data_dir, settings.anchor_key))
+    try:
+        checkpoint = anchor.parse(text, key.public_key(), org)
+    except anchor.CheckpointError as e:
+        raise CliError(f"{path}: {e}") from None
+    if not args.out:
+        print(text, end="")
+        return 0
+    Path(args.out).write_text(text)
+    print(
+        f"wrote {checkpoint.title()} to {args.out}: {len(checkpoint.streams)} streams, "
+        f"log entry {checkpoint.log_id}"
+    )
+    return 0
 
 
 async def _exclusions(args: argparse.Namespace) -> int:
@@ -248,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for name, text in (
         ("replay", "rebuild every projection from the org log"),
-        ("verify", "walk every stream's hash chain"),
+        ("verify", "check every stream's hash chain against the newest signed checkpoint"),
     ):
         p = sub.add_parser(name, help=text)
         p.add_argument("--night", default="examples/night.toml")
@@ -259,6 +395,28 @@ def main(argv: list[str] | None = None) -> int:
                 action="store_true",
                 help="print the rebuilt bankrolls, control sheets and raffles",
             )
+        else:
+            p.add_argument(
+                "--checkpoint",
+                default=None,
+                help="a signed checkpoint file (e.g. an auditor's copy); default: the data "
+                "directory's newest",
+            )
+            p.add_argument(
+                "--public-key",
+                default=None,
+                help="the PEM public key to check it with (as `anchor-key` prints it); "
+                "default: the server's key",
+            )
+
+    ak = sub.add_parser("anchor-key", help="print the public key that checks the checkpoints")
+    ak.add_argument("--out", default=None, help="write the PEM public key to this file")
+    ak.add_argument("--data-dir", default=None)
+
+    cp = sub.add_parser("checkpoint", help="export the newest signed checkpoint")
+    cp.add_argument("--out", default=None, help="write it to this file (default: stdout)")
+    cp.add_argument("--night", default="examples/night.toml")
+    cp.add_argument("--data-dir", default=None)
 
     exc = sub.add_parser("exclusions", help="load a self-exclusion list (CSV) into the vault")
     exc.add_argument("--file", required=True, help="CSV with the header legal_name,date_of_birth")
@@ -269,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from services.games.base import RuleError
     from services.night import NightError
+    from services.store.anchor import AnchorError
     from services.store.embedded import DataDirBusy
     from services.store.redis_store import RedisAccessError
 
@@ -277,6 +436,10 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         if args.command == "token":
             return _token(args)
+        if args.command == "anchor-key":
+            return _anchor_key(args)
+        if args.command == "checkpoint":
+            return _checkpoint(args)
         if args.command == "replay":
             return asyncio.run(_replay(args))
         if args.command == "exclusions":
@@ -290,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         NightError,
         DataDirBusy,
         RedisAccessError,
+        AnchorError,
         FileNotFoundError,
         ValueError,
     ) as e:

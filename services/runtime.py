@@ -17,7 +17,7 @@ from events.codec import decode
 from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
-from projections.runner import ProjectionRunner
+from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
@@ -25,6 +25,8 @@ from services.night import Night
 from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
 from services.settings import Settings
+from services.store.anchor import Anchor, AnchorError, CheckpointFiles, checkpoint_dir
+from services.store.anchor import ensure_signing_key as ensure_anchor_key
 from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import (
     EventStore,
@@ -67,6 +69,7 @@ class Runtime:
     raffles: Raffles = field(default_factory=Raffles)
     vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
+    anchor: Anchor = field(init=False)
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
     @functools.cached_property
@@ -87,6 +90,7 @@ class Runtime:
             self.redis, self.night.organization, master_key_from_secret(self.secret)
         )
         self.store.writer.start()
+        await self._open_anchor()
         self.supervisor = Supervisor(
             self.store,
             self.broker,
@@ -96,10 +100,13 @@ class Runtime:
             board_key=board.board_key(self.secret),
         )
         await self.supervisor.start()
+        await self._start_anchor()
         self.runner = ProjectionRunner(
             self.store,
             [self.bankrolls, self.control_sheets, self.raffles],
             on_entries=self._publish_log,
+            mac_key=checkpoint_key(self.secret),
+            on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),
         )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
@@ -150,11 +157,50 @@ class Runtime:
             if not listeners:
                 del self.view_listeners[(kind, key)]
 
+    # The signed checkpoints outside Redis (services/store/anchor.py).
+
+    async def _open_anchor(self) -> None:
+        """Before anything is appended: load the signing key and check that the store still
+        holds what the newest checkpoint signed; refuse to start (AnchorError) if not."""
+        s = self.settings
+        try:
+            key = await asyncio.to_thread(ensure_anchor_key, s.data_dir, s.anchor_key)
+            files = CheckpointFiles(checkpoint_dir(s.data_dir, self.night.organization))
+            self.anchor = Anchor(
+                self.store, key, files, occasion_ends_at=self.night.occasion_ends_at
+            )
+            await self.anchor.open()
+        except AnchorError:
+            await self.store.writer.stop()
+            await cancel_and_wait(self.tasks)
+            self.tasks.clear()
+            if self.redis is not None:
+                await close_redis(self.redis)
+            if self.embedded is not None:
+                await asyncio.to_thread(self.embedded.stop)
+            raise
+
+    async def _start_anchor(self) -> None:
+        """Sign the heads the actors know (and those read at start) now, then every second
+        while they move, and at the occasion's end."""
+        actors = self.supervisor.actors
+        self.anchor.attach(lambda: {name: actor.head for name, actor in actors.items()})
+        await self.anchor.sign("start", force=True)
+        self.tasks.append(asyncio.create_task(self.anchor.run(), name="anchor"))
+
+    async def _sign_shutdown(self) -> None:
+        """The last checkpoint, once the actors have stopped: their final heads."""
+        try:
+            await self.anchor.sign("shutdown", force=True)
+        except Exception:  # the night still stops; the previous checkpoint stands
+            log.exception("anchor_not_written", path=str(self.anchor.files.latest))
+
     async def stop(self) -> None:
         await self.supervisor.stop()
         await self.store.writer.stop()
         await cancel_and_wait(self.tasks)
         self.tasks.clear()
+        await self._sign_shutdown()
         try:
             await self.runner.save_checkpoint()
         except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut

@@ -44,6 +44,10 @@ class Settings:
     command may still be applied; its retry with the same id learns what happened)."""
     log_format: str = "json"
     """``CASINO_LOG_FORMAT``: ``json`` (production) or ``console`` (development)."""
+    anchor_key: Path | None = None
+    """``CASINO_ANCHOR_KEY``: the file of the Ed25519 private key (PEM) that signs the
+    store's checkpoints; unset: ``<data-dir>/anchor.key``, created on the first ``serve``
+    (``services.store.anchor``). Keep it where Redis's users cannot write."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -53,6 +57,8 @@ class Settings:
             "appendfsync": env.get("CASINO_APPENDFSYNC", "always"),
             "log_format": env.get("CASINO_LOG_FORMAT", "json"),
         }
+        if env.get("CASINO_ANCHOR_KEY"):
+            values["anchor_key"] = Path(env["CASINO_ANCHOR_KEY"])
         if "CASINO_DATA_DIR" in env:
             values["data_dir"] = Path(env["CASINO_DATA_DIR"])
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -7,10 +7,13 @@ import asyncio
 import contextlib
 import json
 import secrets
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -168,6 +171,8 @@ class LiveServer:
     base: str
     session: aiohttp.ClientSession
     clients: list[WsClient] = field(default_factory=list)
+    scratch: Path | None = None
+    """A data directory made for this server alone (removed when it stops)."""
 
     async def connect(self, tok: str) -> WsClient:
         ws = await self.session.ws_connect(f"{self.base}/ws?token={tok}")
@@ -192,10 +197,17 @@ class LiveServer:
             await c.close()
         await self.session.close()
         await self.runner.cleanup()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 async def start_server(redis_url: str, doc: dict[str, Any], **settings: Any) -> LiveServer:
+    """A server on ``redis_url``; without a ``data_dir`` setting it gets a temporary one of
+    its own (for its anchor key and checkpoints), removed when it stops."""
     night = parse_night(doc)
+    scratch = None
+    if "data_dir" not in settings:
+        scratch = settings["data_dir"] = Path(tempfile.mkdtemp(prefix="cn-test-"))
     port = free_port()
     runtime = Runtime(
         settings=Settings(redis_url=redis_url, host="127.0.0.1", port=port, **settings),
@@ -205,7 +217,9 @@ async def start_server(redis_url: str, doc: dict[str, Any], **settings: Any) -> 
     runner = web.AppRunner(create_app(runtime))
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    return LiveServer(runtime, runner, f"http://127.0.0.1:{port}", aiohttp.ClientSession())
+    return LiveServer(
+        runtime, runner, f"http://127.0.0.1:{port}", aiohttp.ClientSession(), scratch=scratch
+    )
 
 
 class StuckClient(asyncio.Protocol):

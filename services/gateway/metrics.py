@@ -40,6 +40,11 @@ class Metrics:
             "Clients disconnected because their send queue was full",
             registry=self.registry,
         )
+        self.checkpoint_rejections = Counter(
+            "casino_projection_checkpoint_rejected_total",
+            "Projection checkpoints discarded because their MAC was missing or wrong",
+            registry=self.registry,
+        )
 
         self._answered: dict[tuple[str, str], Any] = {}
         self._timed: dict[str, Any] = {}

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+from structlog.testing import capture_logs
 
 from projections.bankroll import Bankrolls
-from projections.runner import ProjectionRunner, fold_raw
+from projections.runner import ProjectionRunner, checkpoint_key, fold_raw
+from services.store import keys
 from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import EventStore
 from tests.conftest import night_doc
@@ -76,7 +82,8 @@ async def test_dying_between_fold_and_checkpoint_counts_each_event_once(
         await play(server, rounds=5, seed=5)
         store = server.runtime.store
         # A runner folds part of the log and checkpoints.
-        first = ProjectionRunner(store, [Bankrolls()], checkpoint="crash-test")
+        key = checkpoint_key(b"test-secret")
+        first = ProjectionRunner(store, [Bankrolls()], checkpoint="crash-test", mac_key=key)
         page = await store.log_raw("0", 10)
         fold_raw(first.projections, page)
         first.last_id = page[-1][0]
@@ -86,7 +93,7 @@ async def test_dying_between_fold_and_checkpoint_counts_each_event_once(
         del first
         # The next process resumes from the checkpoint and folds every later event once.
         resumed_state = Bankrolls()
-        resumed = ProjectionRunner(store, [resumed_state], checkpoint="crash-test")
+        resumed = ProjectionRunner(store, [resumed_state], checkpoint="crash-test", mac_key=key)
         await resumed.load_checkpoint()
         assert resumed.last_id == page[-1][0]
         await resumed.catch_up()
@@ -96,3 +103,91 @@ async def test_dying_between_fold_and_checkpoint_counts_each_event_once(
         assert resumed_state.snapshot() == (await rebuild(store)).snapshot()
     finally:
         await server.stop()
+
+
+async def test_a_checkpoint_whose_mac_does_not_check_is_discarded_and_the_log_refolded(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    server = await start_server(redis_server.url, night_doc(org))
+    try:
+        await play(server, rounds=3, seed=9)
+        store = server.runtime.store
+        key = checkpoint_key(b"test-secret")
+        truth = (await rebuild(store)).snapshot()
+        saver = ProjectionRunner(store, [Bankrolls()], checkpoint="mac-test", mac_key=key)
+        await saver.catch_up()
+        await saver.save_checkpoint()
+        redis_key = keys.projection(org, "mac-test")
+        sealed = await store.redis.get(redis_key)
+        assert sealed is not None
+
+        async def load(raw: bytes, mac_key: bytes = key) -> tuple[ProjectionRunner, list[Any]]:
+            await store.redis.set(redis_key, raw)
+            state = Bankrolls()
+            runner = ProjectionRunner(store, [state], checkpoint="mac-test", mac_key=mac_key)
+            with capture_logs() as logs:
+                await runner.load_checkpoint()
+            await runner.catch_up()
+            assert state.snapshot() == truth  # whatever was stored: what the events give
+            return runner, logs
+
+        # Intact: restored, nothing logged, nothing left to fold.
+        runner, logs = await load(sealed)
+        assert logs == [] and runner.folded == 0
+        # The body edited (a richer player), the MAC kept.
+        outer = msgpack.unpackb(sealed, raw=False)
+        body = msgpack.unpackb(outer["body"], raw=False)
+        body["states"]["bankrolls"]["players"]["p-1"]["balance"] += 100_000
+        edited = dict(outer, body=msgpack.packb(body, use_bin_type=True))
+        plain = msgpack.packb(body, use_bin_type=True)  # the old format: no MAC at all
+        other_secret = checkpoint_key(b"another-secret")
+        for raw, mac_key, reason in (
+            (msgpack.packb(edited, use_bin_type=True), key, "bad MAC"),
+            (plain, key, "no MAC"),
+            (b"\xc1 not msgpack", key, "unreadable"),
+            (sealed, other_secret, "bad MAC"),  # saved under another secret
+        ):
+            runner, logs = await load(raw, mac_key)
+            assert runner.folded == len(await store.log_raw("0", 100_000))  # from the start
+            assert [(e["event"], e["log_level"], e["reason"]) for e in logs] == [
+                ("projection_checkpoint_rejected", "error", reason)
+            ]
+        # A MAC'd checkpoint copied under another name does not hold there either.
+        await store.redis.set(keys.projection(org, "runner"), sealed)
+        state = Bankrolls()
+        runner = ProjectionRunner(store, [state], mac_key=key)
+        with capture_logs() as logs:
+            await runner.load_checkpoint()
+        assert runner.last_id == "0" and logs[0]["reason"] == "bad MAC"
+    finally:
+        await server.stop()
+
+
+async def test_the_server_counts_a_rejected_checkpoint_and_serves_the_events_balances(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    first = await start_server(redis_server.url, night_doc(org))
+    try:
+        await play(first, rounds=2, seed=4)
+    finally:
+        await first.stop()  # saves the checkpoint
+    redis_key = keys.projection(org, "runner")
+    store_client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        outer = msgpack.unpackb(await store_client.get(redis_key), raw=False)
+        body = msgpack.unpackb(outer["body"], raw=False)
+        body["states"]["bankrolls"]["players"]["p-2"]["balance"] = 10**9
+        outer["body"] = msgpack.packb(body, use_bin_type=True)
+        await store_client.set(redis_key, msgpack.packb(outer, use_bin_type=True))
+    finally:
+        await store_client.aclose()
+    second = await start_server(redis_server.url, night_doc(org))
+    try:
+        status, got = await second.get("/api/bankrolls/players/p-2", token("auditor"))
+        assert status == 200
+        guarded = await second.runtime.store.balance("p-2")
+        assert got["balance"] == guarded != 10**9
+        metrics = second.runtime.metrics.render().decode()
+        assert "casino_projection_checkpoint_rejected_total 1.0" in metrics
+    finally:
+        await second.stop()

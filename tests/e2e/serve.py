@@ -35,7 +35,13 @@ from tests.support import WsClient, token
 EXE = Path(sys.executable).parent / "casino-night"
 SECRET = b"e2e-secret-not-for-production"
 START_TIMEOUT = 20.0
-RESERVED_ENV = ("REDIS_URL", "CASINO_DATA_DIR", "CASINO_APPENDFSYNC", "CASINO_SECRET")
+RESERVED_ENV = (
+    "REDIS_URL",
+    "CASINO_DATA_DIR",
+    "CASINO_APPENDFSYNC",
+    "CASINO_SECRET",
+    "CASINO_ANCHOR_KEY",
+)
 
 
 def toml_value(value: Any) -> str:
