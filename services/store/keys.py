@@ -85,3 +85,17 @@ def raffle_board(org: str, raffle: str) -> str:
     written once (SET NX) before the raffle opens with its commitments; read to reveal a
     position (``services.raffles.board``). Never sent to a client before its reveal."""
     return f"{_tag(org)}:raffle-board:{raffle}"
+
+
+def revoked(org: str) -> str:
+    """Hash token id (``jti``) -> its expiry in Unix seconds (``0``: not known, kept for
+    good) of every revoked token (``services.gateway.revocations``); entries past their
+    expiry are pruned."""
+    return f"{_tag(org)}:revoked"
+
+
+def revocations_channel(org: str) -> str:
+    """Pub/sub channel on which each revocation is announced to every server process of
+    the organization, as JSON ``{"jti", "exp"}`` (the hash ``revoked(org)`` is the record:
+    a message missed while disconnected is found there)."""
+    return f"{_tag(org)}:revocations"

@@ -5,6 +5,7 @@ tag, so its appends stay on one slot, atomic."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import time
@@ -16,6 +17,7 @@ import redis
 
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
+from services.gateway.revocations import Revocations
 from services.store.embedded import free_port, redis_server_binary
 from services.store.redis_store import close_redis, open_redis
 from services.store.verify import verify_all
@@ -139,3 +141,28 @@ async def test_the_client_follows_the_cluster(cluster: str) -> None:
         assert type(client).__name__ == "RedisCluster"
     finally:
         await close_redis(client)
+
+
+async def test_a_revocation_reaches_another_process_on_a_cluster(cluster: str, org: str) -> None:
+    here, there = await open_redis(cluster), await open_redis(cluster)
+    follower = Revocations(there, org, reload_seconds=3600)
+    heard: list[str] = []
+    follower.on_revoked(heard.append)
+    task = asyncio.create_task(follower.run())
+    try:
+        deadline = time.monotonic() + 10
+        while follower.reloads < 1:  # subscribed
+            assert time.monotonic() < deadline, "the follower never subscribed"
+            await asyncio.sleep(0.01)
+        jti = "cluster-revoked-token-1"
+        assert await Revocations(here, org).revoke(jti, None)
+        while not follower.is_revoked(jti):
+            assert time.monotonic() < deadline, "the revocation never arrived"
+            await asyncio.sleep(0.01)
+        assert heard == [jti] and follower.reloads == 1  # by the message, not a re-read
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await close_redis(here)
+        await close_redis(there)
