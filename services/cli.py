@@ -56,7 +56,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
 
     from aiohttp import web
 
-    from services.gateway.auth import mint
+    from services.gateway.auth import issue
 
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
@@ -74,21 +74,30 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     lines = [
         f"Casino Night is open for {night.organization_name} ({night.occasion_name})",
         f"  listening on {base}  (websocket {base.replace('http', 'ws')}/ws)",
-        "  tokens (valid 12h; mint more with `casino-night token`):",
+        "  tokens (valid 12h; mint more with `casino-night token`, revoke one with"
+        " `casino-night token --revoke ID`):",
+        f"    {'role':<17} {'id':<32}  token",
     ]
     for role in ("dealer", "cashier", "auditor", "ops", "member_in_charge", "seller"):
-        token = mint(
+        issued = issue(
             secret,
             role=role,
             sub=role,
-            ttl_seconds=43200,
+            ttl_seconds=BANNER_TOKEN_TTL,
             now=now,
             tables=tables if role == "dealer" else (),
         )
-        lines.append(f"    {role:<17} {token}")
+        lines.append(f"    {role:<17} {issued.jti:<32}  {issued.token}")
     for player in night.players:
-        token = mint(secret, role="player", sub=player, player=player, ttl_seconds=43200, now=now)
-        lines.append(f"    player {player:<10} {token}")
+        issued = issue(
+            secret,
+            role="player",
+            sub=player,
+            player=player,
+            ttl_seconds=BANNER_TOKEN_TTL,
+            now=now,
+        )
+        lines.append(f"    {'player ' + player:<17} {issued.jti:<32}  {issued.token}")
     print("\n".join(lines), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -99,6 +108,9 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     return 0
 
 
+BANNER_TOKEN_TTL = 43200
+"""Lifetime of the tokens the ``serve`` banner prints, in seconds (12 hours)."""
+
 GC_THRESHOLDS = (10_000, 20, 1_000)
 """Collector thresholds for the server process (CPython's defaults are 700, 10, 10)."""
 
@@ -108,11 +120,27 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def _token(args: argparse.Namespace) -> int:
-    from services.gateway.auth import load_secret, mint, parse_ttl
+    """``casino-night token``: mint a token (stdout; its id and expiry on stderr), or
+    ``--revoke`` one, or ``--inspect`` one."""
+    from services.gateway.auth import issue, load_secret, parse_ttl
 
+    if args.revoke is not None or args.inspect is not None:
+        minting = [f"--{n}" for n in ("role", "sub", "player") if getattr(args, n) is not None]
+        if args.tables:
+            minting.append("--tables")
+        if args.revoke is not None and args.inspect is not None:
+            minting.append("--inspect")
+        if minting:
+            what = "--revoke" if args.revoke is not None else "--inspect"
+            raise CliError(f"{what} does not go with {', '.join(minting)}")
+        if args.revoke is not None:
+            return asyncio.run(_revoke(args))
+        return _inspect(args)
+    if args.role is None or args.sub is None:
+        raise CliError("minting a token needs --role and --sub")
     secret = load_secret(_data_dir(args), create=False)
     tables = tuple(t for t in (args.tables or "").split(",") if t)
-    token = mint(
+    issued = issue(
         secret,
         role=args.role,
         sub=args.sub,
@@ -121,7 +149,59 @@ def _token(args: argparse.Namespace) -> int:
         tables=tables,
         player=args.player,
     )
-    print(token)
+    print(issued.token)
+    print(f"token id {issued.jti}, expires {_utc(issued.exp)}", file=sys.stderr)
+    return 0
+
+
+def _utc(seconds: int) -> str:
+    """Unix seconds as an ISO 8601 UTC date-time, with the seconds beside it."""
+    from datetime import UTC, datetime
+
+    return f"{datetime.fromtimestamp(seconds, UTC).isoformat()} ({seconds})"
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    """Print the claims of a token signed with this server's secret (expired or not) as
+    JSON on stdout, and whether it is still valid on stderr (it does not ask the store
+    whether the token was revoked)."""
+    import jwt
+
+    from services.gateway.auth import AuthError, load_secret, read_claims
+
+    secret = load_secret(_data_dir(args), create=False)
+    try:
+        who = read_claims(secret, args.inspect)
+    except AuthError as e:
+        raise CliError(f"not a token of this server: {e}") from None
+    claims = jwt.decode(args.inspect, options={"verify_signature": False})
+    print(json.dumps(claims, indent=2, sort_keys=True))
+    state = "expired" if who.exp <= time.time() else "expires"
+    print(f"token id {who.jti}, {state} {_utc(who.exp)}", file=sys.stderr)
+    return 0
+
+
+async def _revoke(args: argparse.Namespace) -> int:
+    """Revoke a token for every server of the organization (``token --revoke``): by its
+    id, or by the whole token (then its entry is pruned once it has expired)."""
+    from services.gateway.auth import AuthError, load_secret, read_claims, valid_jti
+    from services.gateway.revocations import Revocations
+
+    target: str = args.revoke.strip()
+    exp: int | None = None
+    if "." in target:  # a whole token: its id and expiry are in it
+        try:
+            who = read_claims(load_secret(_data_dir(args), create=False), target)
+        except AuthError as e:
+            raise CliError(f"not a token of this server: {e}") from None
+        jti, exp = who.jti, who.exp
+    elif valid_jti(target):
+        jti = target
+    else:
+        raise CliError(f"{target!r} is neither a token id nor a token")
+    async with _offline_store(args) as store:
+        new = await Revocations(store.redis, store.org).revoke(jti, exp)
+    print(f"revoked token {jti}" if new else f"token {jti} was already revoked")
     return 0
 
 
@@ -374,13 +454,23 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--data-dir", default=None)
 
-    tok = sub.add_parser("token", help="mint a signed token")
-    tok.add_argument("--role", required=True)
-    tok.add_argument("--sub", required=True)
+    tok = sub.add_parser("token", help="mint a signed token, revoke one or show one's claims")
+    tok.add_argument("--role", default=None)
+    tok.add_argument("--sub", default=None)
     tok.add_argument("--tables", default="")
     tok.add_argument("--player", default=None)
     tok.add_argument("--ttl", default="12h")
     tok.add_argument("--data-dir", default=None)
+    tok.add_argument(
+        "--revoke",
+        metavar="ID",
+        default=None,
+        help="revoke the token with this id (or this whole token) on every server",
+    )
+    tok.add_argument(
+        "--inspect", metavar="TOKEN", default=None, help="print a token's claims and its id"
+    )
+    tok.add_argument("--night", default="examples/night.toml", help="with --revoke")
 
     for name, text in (
         ("replay", "rebuild every projection from the org log"),

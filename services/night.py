@@ -20,6 +20,7 @@ from services.license import LicenseError, check_game_licensed, check_license_ga
 from services.limits import MAX_CHIP_PURCHASE_CENTS, OCCASION_MAX_HOURS
 from services.raffles.config_input import raffle_options
 from services.raffles.rules import parse_config as parse_raffle_config
+from services.text import name_problem
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 """Organization, table and occasion ids: lower-case letters, digits, ``-`` and ``_``."""
@@ -226,6 +227,10 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
     players = doc.get("players", [])
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise NightError("players must be a list of player ids")
+    for i, player in enumerate(players):
+        problem = name_problem(player)
+        if problem is not None:  # each listed player gets a token, whose sub it is
+            raise NightError(f"players[{i}]: player id {player!r} {problem}")
     return Night(
         organization=_id(org, "id", "organization"),
         organization_name=_str(org, "name", "organization"),

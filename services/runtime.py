@@ -21,6 +21,7 @@ from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import cancel_and_wait
 from services.broker import LOG, Broker
 from services.gateway.metrics import Metrics
+from services.gateway.revocations import Revocations
 from services.night import Night
 from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
@@ -70,6 +71,9 @@ class Runtime:
     vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
     anchor: Anchor = field(init=False)
+    revocations: Revocations = field(init=False)
+    """Revoked tokens of the organization, followed for every process (started first,
+    so that no revoked token is accepted once the site is up)."""
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
     @functools.cached_property
@@ -86,6 +90,9 @@ class Runtime:
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
         self.redis = await open_redis(url)
         self.store = EventStore(self.redis, self.night.organization)
+        self.revocations = Revocations(self.redis, self.night.organization)
+        await self.revocations.load()
+        self.tasks.append(asyncio.create_task(self.revocations.run(), name="revocations"))
         self.vault = PurchaserVault(
             self.redis, self.night.organization, master_key_from_secret(self.secret)
         )

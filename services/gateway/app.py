@@ -393,7 +393,10 @@ def _principal(request: web.Request) -> Principal:
     token = header[7:] if header.startswith("Bearer ") else request.query.get("token", "")
     if not token:
         raise AuthError("no token")
-    return verify(runtime.secret, token, now=int(time.time()))
+    who = verify(runtime.secret, token, now=int(time.time()))
+    if runtime.revocations.is_revoked(who.jti):
+        raise AuthError("token revoked")
+    return who
 
 
 def _unauthorized(reason: str) -> web.Response:

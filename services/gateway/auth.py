@@ -1,16 +1,15 @@
-"""Signed, expiring tokens and who may do what (PROTOCOL.md "Connecting"; DESIGN.md roles).
+"""Signed, expiring, revocable tokens and who may do what (PROTOCOL.md "Tokens and roles").
 
-A token is ``base64url(json claims) + "." + base64url(HMAC-SHA256(secret, claims part))``.
-Claims: ``role``, ``sub`` (who), ``exp`` (unix seconds), optional ``tables`` (a dealer's
-tables) and ``player`` (a player's own account).
+A token is a JSON Web Token (RFC 7519) signed with HS256. Its claims: ``role``, ``sub``
+(who), ``exp`` and ``iat`` (Unix seconds), ``jti`` (the token's id, random, the handle to
+revoke it by), optional ``tables`` (a dealer's tables) and ``player`` (a player's own
+account). The HMAC key is derived from the server secret (:func:`signing_key`).
+Revocation lives in :mod:`services.gateway.revocations`.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
+import functools
 import os
 import re
 import secrets
@@ -18,12 +17,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jwt
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from services.text import name_problem
+
 ROLES = ("player", "dealer", "cashier", "seller", "member_in_charge", "auditor", "ops")
 SECRET_FILE = "secret"
+ALGORITHM = "HS256"
+"""The only signature algorithm minted and accepted (never ``none`` nor another one)."""
+SIGNING_KEY_INFO = b"casino-night token signing key"
+"""HKDF ``info`` of the token signing key: it keeps the token key apart from the other
+keys derived from the same server secret (purchaser vault, Queen of Hearts boards)."""
+JTI_BYTES = 16
+"""Randomness of a token id: 128 bits, minted as 32 lowercase hex digits (never starting
+with ``-``, so it can follow ``--revoke`` on a command line)."""
+JTI_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a token id may look like when read back: 1 to 64 characters of A-Z a-z 0-9 _ -."""
+REQUIRED_CLAIMS = ("role", "sub", "exp", "iat", "jti")
+"""Claims every token must carry."""
 
 
 class AuthError(Exception):
-    """A token that is missing, malformed, forged or expired."""
+    """A token that is missing, malformed, forged, expired or revoked; its text is the
+    stable 401 message (``no token``, ``bad signature``, ``malformed token``,
+    ``token expired``, ``token revoked``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,14 +54,68 @@ class Principal:
     exp: int
     tables: tuple[str, ...] = ()
     player: str | None = None
+    jti: str = ""
+    """The token's id (``jti``): what ``casino-night token --revoke`` takes."""
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssuedToken:
+    """A freshly minted token with its id and expiry (Unix seconds)."""
+
+    token: str
+    jti: str
+    exp: int
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def valid_jti(value: object) -> bool:
+    """Whether ``value`` has the form of a token id (:data:`JTI_PATTERN`)."""
+    return isinstance(value, str) and JTI_PATTERN.fullmatch(value) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def signing_key(secret: bytes) -> bytes:
+    """The 32-byte HS256 key of tokens: HKDF-SHA256 of the server secret with info
+    :data:`SIGNING_KEY_INFO` (a full-length key whatever the secret's length)."""
+    if not secret:
+        raise ValueError("the server secret is empty")
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=SIGNING_KEY_INFO)
+    return hkdf.derive(secret)
+
+
+def issue(
+    secret: bytes,
+    *,
+    role: str,
+    sub: str,
+    ttl_seconds: int,
+    now: int,
+    tables: tuple[str, ...] = (),
+    player: str | None = None,
+) -> IssuedToken:
+    """Sign a token for ``role`` that expires ``ttl_seconds`` after ``now``, with a fresh
+    random id. ValueError for an unknown role, a ``ttl_seconds`` under 1, or a ``sub``,
+    ``player`` or table name :func:`name_problem` refuses."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
+    if ttl_seconds < 1:
+        raise ValueError("a token must live at least one second")
+    named: list[tuple[str, object]] = [("sub", sub)]
+    if player is not None:
+        named.append(("player", player))
+    named += [("table", t) for t in tables]
+    for what, value in named:
+        problem = name_problem(value)
+        if problem is not None:
+            raise ValueError(f"{what} {value!r} {problem}")
+    jti = secrets.token_hex(JTI_BYTES)
+    exp = now + ttl_seconds
+    claims: dict[str, Any] = {"role": role, "sub": sub, "iat": now, "exp": exp, "jti": jti}
+    if tables:
+        claims["tables"] = list(tables)
+    if player is not None:
+        claims["player"] = player
+    token = jwt.encode(claims, signing_key(secret), algorithm=ALGORITHM)
+    return IssuedToken(token=token, jti=jti, exp=exp)
 
 
 def mint(
@@ -55,39 +128,79 @@ def mint(
     tables: tuple[str, ...] = (),
     player: str | None = None,
 ) -> str:
-    """Sign a token for ``role`` that expires ``ttl_seconds`` after ``now``."""
-    if role not in ROLES:
-        raise ValueError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
-    claims: dict[str, Any] = {"role": role, "sub": sub, "exp": now + ttl_seconds}
-    if tables:
-        claims["tables"] = list(tables)
-    if player is not None:
-        claims["player"] = player
-    body = _b64(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())
-    sig = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())
-    return f"{body}.{sig}"
+    """The token text of :func:`issue` (same rules)."""
+    return issue(
+        secret,
+        role=role,
+        sub=sub,
+        ttl_seconds=ttl_seconds,
+        now=now,
+        tables=tables,
+        player=player,
+    ).token
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_claims(secret: bytes, token: str) -> Principal:
+    """The principal a token signed with ``secret`` names, whether or not it has expired.
+
+    Refuses with AuthError: ``bad signature`` for a token not signed with HS256 under this
+    secret (``alg`` ``none`` or any other algorithm included), ``malformed token`` for one
+    that is not a JWT, lacks a required claim (:data:`REQUIRED_CLAIMS`), has a claim of
+    the wrong type, an unknown role, a ``jti`` that is not a token id, or a ``sub``,
+    ``player`` or table name :func:`name_problem` refuses."""
+    try:
+        claims = jwt.decode(
+            token,
+            signing_key(secret),
+            algorithms=[ALGORITHM],
+            # Expiry is checked by the caller against its own clock (``now``); the types
+            # and the presence of every claim are checked below.
+            options={
+                "verify_signature": True,
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+                "verify_aud": False,
+                "verify_iss": False,
+                "verify_sub": False,
+                "verify_jti": False,
+            },
+        )
+    except (jwt.InvalidSignatureError, jwt.InvalidAlgorithmError) as e:
+        raise AuthError("bad signature") from e
+    except (jwt.InvalidTokenError, ValueError, TypeError) as e:
+        raise AuthError("malformed token") from e
+    if not isinstance(claims, dict) or any(c not in claims for c in REQUIRED_CLAIMS):
+        raise AuthError("malformed token")
+    role, sub, exp, iat, jti = (claims[c] for c in REQUIRED_CLAIMS)
+    tables = claims.get("tables", [])
+    player = claims.get("player")
+    if (
+        role not in ROLES
+        or not _is_int(exp)
+        or not _is_int(iat)
+        or not valid_jti(jti)
+        or name_problem(sub) is not None
+        or ("player" in claims and name_problem(player) is not None)
+        or not isinstance(tables, list)
+        or any(name_problem(t) is not None for t in tables)
+    ):
+        raise AuthError("malformed token")
+    return Principal(role=role, sub=sub, exp=exp, tables=tuple(tables), player=player, jti=jti)
 
 
 def verify(secret: bytes, token: str, *, now: int) -> Principal:
-    """The principal a valid token names; AuthError for anything else."""
-    try:
-        body, sig = token.split(".")
-        expected = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())
-        if not hmac.compare_digest(sig, expected):
-            raise AuthError("bad signature")
-        claims = json.loads(_unb64(body))
-        role, sub, exp = claims["role"], claims["sub"], claims["exp"]
-        tables = tuple(claims.get("tables", ()))
-        player = claims.get("player")
-    except AuthError:
-        raise
-    except (ValueError, KeyError, TypeError) as e:
-        raise AuthError("malformed token") from e
-    if role not in ROLES or not isinstance(sub, str) or not isinstance(exp, int):
-        raise AuthError("malformed token")
-    if exp <= now:
+    """The principal a valid token names: :func:`read_claims`, then ``token expired``
+    (AuthError) once ``now`` has reached its ``exp``. Revocation is checked by the caller
+    (:class:`services.gateway.revocations.Revocations`)."""
+    who = read_claims(secret, token)
+    if who.exp <= now:
         raise AuthError("token expired")
-    return Principal(role=role, sub=sub, exp=exp, tables=tables, player=player)
+    return who
 
 
 def parse_ttl(text: str) -> int:

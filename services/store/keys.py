@@ -92,3 +92,17 @@ def org_pattern(org: str) -> str:
     (``cn:{org}:*``): what a Redis ACL user serving it may touch (``services.store.access``).
     Organization ids hold no glob character, so it matches nothing else."""
     return f"{_tag(org)}:*"
+
+
+def revoked(org: str) -> str:
+    """Hash token id (``jti``) -> its expiry in Unix seconds (``0``: not known, kept for
+    good) of every revoked token (``services.gateway.revocations``); entries past their
+    expiry are pruned."""
+    return f"{_tag(org)}:revoked"
+
+
+def revocations_channel(org: str) -> str:
+    """Pub/sub channel on which each revocation is announced to every server process of
+    the organization, as JSON ``{"jti", "exp"}`` (the hash ``revoked(org)`` is the record:
+    a message missed while disconnected is found there)."""
+    return f"{_tag(org)}:revocations"

@@ -6,6 +6,7 @@ logs in to every node it learns with the user and password of ``REDIS_URL``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import socket
 import subprocess
@@ -20,6 +21,7 @@ import redis.asyncio as aioredis
 
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
+from services.gateway.revocations import Revocations
 from services.store.embedded import free_port, redis_server_binary
 from services.store.redis_store import RedisAccessError, close_redis, open_redis
 from services.store.verify import verify_all
@@ -229,3 +231,30 @@ async def test_a_user_without_the_cluster_rules_is_a_clear_access_error(
         await open_redis(user.url(cluster.ports[0]))
     for admin in admins:
         await admin.aclose()
+
+
+async def test_a_revocation_reaches_another_process_on_a_cluster(
+    cluster: Cluster, org: str
+) -> None:
+    here, there = await open_redis(cluster.url), await open_redis(cluster.url)
+    follower = Revocations(there, org, reload_seconds=3600)
+    heard: list[str] = []
+    follower.on_revoked(heard.append)
+    task = asyncio.create_task(follower.run())
+    try:
+        deadline = time.monotonic() + 10
+        while follower.reloads < 1:  # subscribed
+            assert time.monotonic() < deadline, "the follower never subscribed"
+            await asyncio.sleep(0.01)
+        jti = "cluster-revoked-token-1"
+        assert await Revocations(here, org).revoke(jti, None)
+        while not follower.is_revoked(jti):
+            assert time.monotonic() < deadline, "the revocation never arrived"
+            await asyncio.sleep(0.01)
+        assert heard == [jti] and follower.reloads == 1  # by the message, not a re-read
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await close_redis(here)
+        await close_redis(there)

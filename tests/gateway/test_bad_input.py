@@ -221,8 +221,8 @@ async def test_a_forged_token_gets_401_and_no_upgrade(night: Night) -> None:
         now=int(time.time()),
     )
     assert await _upgrade_status(night.server, forged) == 401
-    body, _sig = player_token("p-1").split(".")
-    assert await _upgrade_status(night.server, body + ".AAAA") == 401
+    header, body, _sig = player_token("p-1").split(".")
+    assert await _upgrade_status(night.server, f"{header}.{body}.AAAA") == 401
     assert await _upgrade_status(night.server, "") == 401
 
 

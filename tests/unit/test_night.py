@@ -145,3 +145,11 @@ def test_a_wheel_layout_that_does_not_validate_names_the_table(options: dict[str
     doc["tables"] = [{"id": "money-1", "game": "money_wheel", "options": options}]
     with pytest.raises(NightError, match="money-1"):
         parse_night(doc)
+
+
+@pytest.mark.parametrize("player", ["", "p\x00", "p\n1", "p\x7f", "p\x9b", "p\ud800", "p" * 129])
+def test_a_listed_player_id_must_be_a_valid_token_subject(player: str) -> None:
+    # Each listed player gets a token at start, with the id as its sub.
+    with pytest.raises(NightError, match=r"players\[1\]: player id"):
+        parse_night(night_doc("org-a", players=["p-1", player]))
+    assert parse_night(night_doc("org-a", players=["p-1", "Zoë B."])).players == ("p-1", "Zoë B.")

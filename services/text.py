@@ -1,0 +1,26 @@
+"""What a name written into a token may hold (a token's ``sub``, ``player`` and tables)."""
+
+from __future__ import annotations
+
+MAX_NAME_CHARS = 128
+"""Longest name, in characters (as command ids and player ids, docs/PROTOCOL.md)."""
+
+
+def name_problem(value: object) -> str | None:
+    """Why ``value`` may not be a name, or None when it may: a name is a string of 1 to
+    :data:`MAX_NAME_CHARS` characters with no control character (C0 U+0000-U+001F, DEL
+    U+007F, C1 U+0080-U+009F) and no lone surrogate (U+D800-U+DFFF, which no UTF-8 text
+    can carry)."""
+    if not isinstance(value, str):
+        return "is not a string"
+    if not value:
+        return "is empty"
+    if len(value) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    for ch in value:
+        code = ord(ch)
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            return f"holds the control character U+{code:04X}"
+        if 0xD800 <= code <= 0xDFFF:
+            return f"holds the lone surrogate U+{code:04X}"
+    return None
