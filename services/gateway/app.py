@@ -21,11 +21,20 @@ from events.envelope import Envelope
 from services.actor import Reply, Submission, error_reply
 from services.broker import LOG
 from services.games.base import RuleError
-from services.gateway.auth import AuthError, Principal, authorize, may_read, verify
+from services.gateway.auth import (
+    AuthError,
+    Principal,
+    authorize,
+    may_read,
+    read_claims,
+    valid_jti,
+    verify,
+)
 from services.gateway.protocol import (
     COMMAND_OPS,
     PURCHASER_OPS,
     STREAM_OPS,
+    TOKEN_OPS,
     ParsedCommand,
     ProtocolError,
     check_value,
@@ -432,6 +441,8 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
     op = msg.get("op")
     if op in PURCHASER_OPS:
         return _purchaser_command(runtime, who, msg, started)
+    if op in TOKEN_OPS:
+        return _token_command(runtime, who, msg, started)
     now_ms = time.time_ns() // 1_000_000
     try:
         parsed = parse_command(
@@ -649,6 +660,76 @@ def _purchaser_command(
     _in_background(run())
     _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
     return future
+
+
+def _token_command(
+    runtime: Runtime, who: Principal, msg: dict[str, Any], started: float
+) -> asyncio.Future[Reply]:
+    """``revoke_token`` (ops): take a token out of use at once, on every server process of
+    the organization, open sockets included. ``token_id`` (its ``jti``) or the whole
+    ``token``. Not recorded for idempotency: revoking again changes nothing
+    (``already_revoked`` is then true)."""
+    op = str(msg.get("op"))
+    future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+
+    async def run() -> None:
+        try:
+            text_field(msg, "id")
+            denied = authorize(who, op, None, None)
+            if denied:
+                raise ProtocolError("forbidden", denied)
+            jti, exp = _token_to_revoke(runtime, msg)
+            try:
+                newly = await runtime.revocations.revoke(jti, exp)
+            except ValueError as e:
+                raise ProtocolError("bad_request", str(e)) from None
+            log.warning("token_revoked", token_id=jti, by=f"{who.role}:{who.sub}")
+            reply: Reply = {"ok": True, "result": {"token_id": jti, "already_revoked": not newly}}
+        except ProtocolError as e:
+            reply = error_reply(e.code, e.message)
+        except (OSError, ConnectionError) as e:
+            log.warning("token_op_failed", op=op, error=type(e).__name__)
+            reply = error_reply("unavailable", "the store is unreachable; retry")
+        runtime.metrics.answered(
+            op, "ok" if reply["ok"] else reply["error"]["code"], time.perf_counter() - started
+        )
+        if not future.done():
+            future.set_result(reply)
+
+    _in_background(run())
+    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
+    return future
+
+
+def _token_to_revoke(runtime: Runtime, msg: dict[str, Any]) -> tuple[str, int | None]:
+    """The id (and expiry, when the whole token is given) of the token ``msg`` names."""
+    if "token" in msg:
+        raw = req_field(msg, "token", str)
+        try:
+            claims = read_claims(runtime.secret, raw)
+        except AuthError as e:
+            raise ProtocolError("bad_request", f"not a token of this server: {e}") from None
+        return claims.jti, claims.exp
+    jti = req_field(msg, "token_id", str)
+    if not valid_jti(jti):
+        raise ProtocolError(
+            "bad_request", "token_id is not a token id (1 to 64 of A-Z a-z 0-9 _ -)"
+        )
+    return jti, None
+
+
+def end_revoked(app: web.Application, jti: str) -> None:
+    """Close every socket opened with the revoked token ``jti`` (1008, ``token revoked``)."""
+    clients: set[Client] = app[CLIENTS]
+    for client in tuple(clients):
+        if client.who.jti == jti:
+            client.end("token revoked")
+
+
+async def follow_revocations(app: web.Application) -> None:
+    """Once the runtime runs: a revocation heard by this process (its own, another
+    process's over pub/sub, or a re-read) closes the sockets of that token here."""
+    app[RUNTIME].revocations.on_revoked(lambda jti: end_revoked(app, jti))
 
 
 async def _vault_op(runtime: Runtime, op: str, msg: dict[str, Any]) -> dict[str, Any]:
@@ -1215,6 +1296,7 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
         settings.principal_in_flight, settings.principal_rate, settings.principal_burst
     )
     app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
+    app.on_startup.append(follow_revocations)
     app.on_shutdown.append(close_clients)
 
     if manage:

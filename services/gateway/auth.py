@@ -280,8 +280,14 @@ def may_read(p: Principal, stream: str) -> bool:
     return False
 
 
+TOKEN_ADMIN_OPS = frozenset({"revoke_token"})
+"""Ops takes a lost tablet's token out of use (docs/OPERATIONS.md "A lost tablet")."""
+
+
 def authorize(p: Principal, op: str, table: str | None, player: str | None) -> str | None:
     """Why ``p`` may not send ``op`` (a message), or None when it may."""
+    if op in TOKEN_ADMIN_OPS:
+        return None if p.role == "ops" else f"{op} is for ops"
     if op in TABLE_OPS:
         if p.role != "dealer":
             return f"{op} is for the table's dealer"

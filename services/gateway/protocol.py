@@ -80,6 +80,9 @@ RAFFLE_OPS = frozenset(
         "try_key",
     }
 )
+TOKEN_OPS = frozenset({"revoke_token"})
+"""Ops on the organization's tokens (no stream, no event: a revocation is kept beside the
+log, for every server process; docs/OPERATIONS.md "A lost tablet")."""
 PURCHASER_OPS = frozenset({"register_purchaser", "erase_purchaser", "load_self_exclusions"})
 """Ops on the purchaser vault (no stream, no event: personal data never enters the log)."""
 COMMAND_OPS = COMMAND_OPS | RAFFLE_OPS

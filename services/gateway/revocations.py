@@ -74,6 +74,10 @@ class Revocations:
     def __repr__(self) -> str:
         return f"Revocations(key={self._key!r}, revoked={len(self._revoked)})"
 
+    def revoked_ids(self) -> frozenset[str]:
+        """Every revoked token id this process knows of."""
+        return frozenset(self._revoked)
+
     def is_revoked(self, jti: str) -> bool:
         """Whether the token with id ``jti`` is revoked, as far as this process knows (no
         Redis call)."""

@@ -64,3 +64,63 @@ async def test_a_token_revoked_before_the_server_starts_is_refused_from_the_star
         assert status == 401 and body["error"]["message"] == "token revoked"
     finally:
         await live.stop()
+
+
+async def test_revoking_a_token_closes_its_open_sockets_on_every_process(
+    server: LiveServer, redis_client: aioredis.Redis
+) -> None:
+    """A token revoked by another process: the sockets open with it here are closed with
+    1008 ``token revoked``; other sockets of the same role and sub stay open."""
+    lost = issue(SECRET, role="cashier", sub="desk", ttl_seconds=3600, now=int(time.time()))
+    kept = issue(SECRET, role="cashier", sub="desk", ttl_seconds=3600, now=int(time.time()))
+    victims = [await server.connect(lost.token) for _ in range(2)]
+    survivor = await server.connect(kept.token)
+    assert (await victims[0].cmd("buy_chips", player="p-1", amount=100))["ok"]
+    other = Revocations(redis_client, server.runtime.night.organization)
+    assert await other.revoke(lost.jti, lost.exp)
+    for ws in victims:
+        assert await asyncio.wait_for(ws.closed, 10) == aiohttp.WSCloseCode.POLICY_VIOLATION
+    assert (await survivor.cmd("buy_chips", player="p-1", amount=100))["ok"]
+
+
+async def test_ops_revokes_a_token_with_revoke_token(server: LiveServer) -> None:
+    lost = issue(SECRET, role="dealer", sub="d-9", ttl_seconds=3600, now=int(time.time()),
+                 tables=("roulette-1",))  # fmt: skip
+    victim = await server.connect(lost.token)
+    ops = await server.connect(token("ops"))
+    reply = await ops.cmd("revoke_token", token_id=lost.jti)
+    assert reply["result"] == {"token_id": lost.jti, "already_revoked": False}
+    assert await asyncio.wait_for(victim.closed, 10) == aiohttp.WSCloseCode.POLICY_VIOLATION
+    assert server.runtime.revocations.is_revoked(lost.jti)
+    again = await ops.cmd("revoke_token", token=lost.token)
+    assert again["result"] == {"token_id": lost.jti, "already_revoked": True}
+    status, _body = await server.get("/api/tables", lost.token)
+    assert status == 401
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"token_id": "not an id!"}, "bad_request"),
+        ({"token_id": "x" * 65}, "bad_request"),
+        ({"token_id": 7}, "bad_request"),
+        ({"token": "a.b.c"}, "bad_request"),
+        ({}, "bad_request"),
+    ],
+)
+async def test_revoke_token_refuses_what_is_not_a_token(
+    server: LiveServer, fields: dict[str, object], code: str
+) -> None:
+    ops = await server.connect(token("ops"))
+    reply = await ops.cmd("revoke_token", **fields)
+    assert reply["error"]["code"] == code
+    assert not server.runtime.revocations.revoked_ids()
+
+
+@pytest.mark.parametrize("role", ["player", "dealer", "cashier", "auditor", "member_in_charge"])
+async def test_only_ops_may_revoke_a_token(server: LiveServer, role: str) -> None:
+    target = issue(SECRET, role="cashier", sub="desk", ttl_seconds=3600, now=int(time.time()))
+    client = await server.connect(token(role, player="p-1" if role == "player" else None))
+    reply = await client.cmd("revoke_token", token_id=target.jti)
+    assert reply["error"]["code"] == "forbidden"
+    assert not server.runtime.revocations.is_revoked(target.jti)
