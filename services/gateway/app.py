@@ -9,7 +9,7 @@ import dataclasses
 import json
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -18,7 +18,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from events.codec import decode, to_json
 from events.envelope import Envelope
-from services.actor import Reply, Submission, error_reply
+from services.actor import STORE_ERRORS, Reply, Submission, error_reply
 from services.broker import LOG
 from services.games.base import RuleError
 from services.gateway.auth import (
@@ -632,34 +632,15 @@ def _purchaser_command(
     ops (4620.22(b)(7)). They write no event and are not recorded for idempotency (their
     messages carry personal data, which the command results never keep)."""
     op = str(msg.get("op"))
-    future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-
-    async def run() -> None:
-        try:
-            text_field(msg, "id")
-            denied = authorize(who, op, None, None)
-            if denied:
-                raise ProtocolError("forbidden", denied)
-            reply: Reply = {"ok": True, "result": await _vault_op(runtime, op, msg)}
-        except (ProtocolError, RuleError) as e:
-            reply = error_reply(e.code, e.message)
-        except (VaultError, OSError, ConnectionError) as e:
-            log.warning("vault_op_failed", op=op, error=type(e).__name__)
-            reply = error_reply("unavailable", "the vault is unreachable; retry")
-        except Exception as e:
-            # The type only: the message carries personal data (see raffle_prepare_failed).
-            log.error("vault_op_failed", op=op, error=type(e).__name__)
-            reply = error_reply("internal", "internal error")
-        code = "ok" if reply["ok"] else reply["error"]["code"]
-        runtime.metrics.answered(op, code, time.perf_counter() - started)
-        if not reply["ok"]:
-            log.info("command_refused", code=code, op=op, sub=who.sub)  # never the message
-        if not future.done():  # the deadline may have answered it
-            future.set_result(reply)
-
-    _in_background(run())
-    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
-    return future
+    return _off_stream_command(
+        runtime,
+        who,
+        msg,
+        started,
+        lambda: _vault_op(runtime, op, msg),
+        failure="vault_op_failed",
+        unreachable=(VaultError, ConnectionError, *STORE_ERRORS),
+    )
 
 
 def _token_command(
@@ -669,6 +650,41 @@ def _token_command(
     the organization, open sockets included. ``token_id`` (its ``jti``) or the whole
     ``token``. Not recorded for idempotency: revoking again changes nothing
     (``already_revoked`` is then true)."""
+
+    async def revoke() -> dict[str, Any]:
+        jti, exp = _token_to_revoke(runtime, msg)
+        try:
+            newly = await runtime.revocations.revoke(jti, exp)
+        except ValueError as e:
+            raise ProtocolError("bad_request", str(e)) from None
+        log.warning("token_revoked", token_id=jti, by=f"{who.role}:{who.sub}")
+        return {"token_id": jti, "already_revoked": not newly}
+
+    return _off_stream_command(
+        runtime,
+        who,
+        msg,
+        started,
+        revoke,
+        failure="token_op_failed",
+        unreachable=(ConnectionError, *STORE_ERRORS),
+    )
+
+
+def _off_stream_command(
+    runtime: Runtime,
+    who: Principal,
+    msg: dict[str, Any],
+    started: float,
+    perform: Callable[[], Awaitable[dict[str, Any]]],
+    *,
+    failure: str,
+    unreachable: tuple[type[BaseException], ...],
+) -> asyncio.Future[Reply]:
+    """An op that writes no event (the purchaser vault, tokens): checked (id, role), then
+    ``perform``ed in the background; its one reply is the future, by the deadline too.
+    A failure is logged as ``failure`` with the exception's type only (a vault op's
+    message carries personal data, which no log line may hold)."""
     op = str(msg.get("op"))
     future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
 
@@ -678,22 +694,20 @@ def _token_command(
             denied = authorize(who, op, None, None)
             if denied:
                 raise ProtocolError("forbidden", denied)
-            jti, exp = _token_to_revoke(runtime, msg)
-            try:
-                newly = await runtime.revocations.revoke(jti, exp)
-            except ValueError as e:
-                raise ProtocolError("bad_request", str(e)) from None
-            log.warning("token_revoked", token_id=jti, by=f"{who.role}:{who.sub}")
-            reply: Reply = {"ok": True, "result": {"token_id": jti, "already_revoked": not newly}}
-        except ProtocolError as e:
+            reply: Reply = {"ok": True, "result": await perform()}
+        except (ProtocolError, RuleError) as e:
             reply = error_reply(e.code, e.message)
-        except (OSError, ConnectionError) as e:
-            log.warning("token_op_failed", op=op, error=type(e).__name__)
+        except unreachable as e:
+            log.warning(failure, op=op, error=type(e).__name__)
             reply = error_reply("unavailable", "the store is unreachable; retry")
-        runtime.metrics.answered(
-            op, "ok" if reply["ok"] else reply["error"]["code"], time.perf_counter() - started
-        )
-        if not future.done():
+        except Exception as e:
+            log.error(failure, op=op, error=type(e).__name__)
+            reply = error_reply("internal", "internal error")
+        code = "ok" if reply["ok"] else reply["error"]["code"]
+        runtime.metrics.answered(op, code, time.perf_counter() - started)
+        if not reply["ok"]:
+            log.info("command_refused", code=code, op=op, sub=who.sub)  # never the message
+        if not future.done():  # the deadline may have answered it
             future.set_result(reply)
 
     _in_background(run())

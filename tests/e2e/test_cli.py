@@ -187,7 +187,7 @@ async def test_token_revoke_refuses_the_token_on_the_running_server(serve: Serve
     assert by_token.returncode == 0 and by_token.stdout == f"revoked token {seller_jti}\n"
     assert await _refused_with(server, seller) == "token revoked"
     exp = read_claims(server.secret, seller).exp
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{server.redis_port()}/0")
+    client = aioredis.Redis.from_url(server.embedded_url())
     try:
         stored = await client.hgetall(keys.revoked("cli-revoke"))
     finally:
