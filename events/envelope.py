@@ -1,6 +1,6 @@
 """The envelope: the metadata the store keeps around every event body, and its hash chain.
 
-Fields (DESIGN.md, event store): event id, type, schema version, stream, seq (aggregate
+Fields (docs/ARCHITECTURE.md, "The hash chain"): event id, type, schema version, stream, seq (aggregate
 version, from 1 with no gaps), occurred-at (ms), actor (who did it), causation (the command
 id), correlation (the round or drawing it belongs to), prev hash, hash, and the body's data.
 The org-log entry id is assigned by Redis when the event is appended, so it is carried

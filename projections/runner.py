@@ -33,7 +33,7 @@ log = structlog.get_logger(__name__)
 
 CHECKPOINT = "runner"
 BATCH = 3000
-"""Org-log entries fetched per read (1,000 beats 10,000 for decode + fold, DESIGN.md)."""
+"""Org-log entries fetched per read (measured: a few thousand beat 10,000 for decode + fold; docs/ARCHITECTURE.md "Projections and the checkpoint")."""
 MAC_KEY_INFO = b"casino-night projection checkpoint"
 """HKDF info of the checkpoint MAC key (and the MAC's domain prefix)."""
 

@@ -1,7 +1,7 @@
 """The cage's pure rules: chips sold to and cashed out from players' balances.
 
 The balance itself is guarded inside the append (a cash-out or a bet can never take a
-balance below zero, DESIGN.md "Event store"): ``decide`` checks the request, the store
+balance below zero, docs/ARCHITECTURE.md "The append script"): ``decide`` checks the request, the store
 checks the money.
 """
 

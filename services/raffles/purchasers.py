@@ -98,7 +98,7 @@ class PurchaserAccount:
     ``date_of_birth`` as ``YYYY-MM-DD``.
 
     ``repr`` (and so ``str``, f-strings and any log line that prints the object) redacts
-    every field: personal data must never reach a log (DESIGN.md "Who may do what")."""
+    every field: personal data must never reach a log (docs/PERSONAL_DATA.md)."""
 
     legal_name: str
     date_of_birth: str

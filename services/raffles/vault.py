@@ -1,5 +1,5 @@
 """The purchaser vault: raffle purchasers' personal data, encrypted, erasable one person at a
-time (4620.22(b)(7)(iii), (vi)(d)-(e); DESIGN.md "Who may do what"; docs/PERSONAL_DATA.md).
+time (4620.22(b)(7)(iii), (vi)(d)-(e); docs/PERSONAL_DATA.md).
 
 Envelope encryption with one key per person:
 

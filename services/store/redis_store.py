@@ -1,4 +1,4 @@
-"""The event store on Redis Streams (DESIGN.md, "Event store on Redis Streams").
+"""The event store on Redis Streams (docs/ARCHITECTURE.md, "The append script").
 
 One organization per store. Each aggregate is one stream with explicit IDs ``0-<seq>``;
 every event is also appended to the organization's log. Appends go through one Lua

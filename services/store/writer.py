@@ -1,5 +1,5 @@
 """The append writer: gathers the appends that are ready, from every actor, into one
-pipeline (DESIGN.md, "Performance": never one round trip per event).
+pipeline (docs/ARCHITECTURE.md, "Actors, group commit, reload": never one round trip per event).
 
 Each actor still appends its own batch with its own script call (one stream, one writer);
 the writer only shares the trip to Redis between actors whose appends are ready at the

@@ -1,5 +1,5 @@
 """The event store against a real Redis: ordering, optimistic concurrency, idempotent retries,
-all-or-nothing batches and the hash chain (DESIGN.md, "Event store on Redis Streams")."""
+all-or-nothing batches and the hash chain (docs/ARCHITECTURE.md, "The append script")."""
 
 from __future__ import annotations
 

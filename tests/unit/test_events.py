@@ -1,5 +1,5 @@
 """The event vocabulary: every event round-trips; the envelope hash covers every field;
-old versions are upcast on read, never rewritten (DESIGN.md, "Event store on Redis Streams")."""
+old versions are upcast on read, never rewritten (docs/ARCHITECTURE.md, "The hash chain")."""
 
 from __future__ import annotations
 

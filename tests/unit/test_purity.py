@@ -1,4 +1,4 @@
-"""The rules are pure (DESIGN.md "Rules are pure"): the event vocabulary, the game and table
+"""The rules are pure (docs/ARCHITECTURE.md, "Data flow": rules are pure): the event vocabulary, the game and table
 rules, the cage and license rules and the projection folds import no I/O, clock or
 randomness, directly or through the project's own modules."""
 
