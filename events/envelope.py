@@ -1,8 +1,9 @@
 """The envelope: the metadata the store keeps around every event body, and its hash chain.
 
-Fields (docs/ARCHITECTURE.md, "The hash chain"): event id, type, schema version, stream, seq (aggregate
-version, from 1 with no gaps), occurred-at (ms), actor (who did it), causation (the command
-id), correlation (the round or drawing it belongs to), prev hash, hash, and the body's data.
+Fields (docs/ARCHITECTURE.md, "The hash chain"): event id, type, schema version, stream,
+seq (aggregate version, from 1 with no gaps), occurred-at (ms), actor (who did it),
+causation (the command id), correlation (the round or drawing it belongs to), prev hash,
+hash, and the body's data.
 The org-log entry id is assigned by Redis when the event is appended, so it is carried
 beside the envelope (``log_id``) and is not covered by the hash.
 """

@@ -33,7 +33,8 @@ log = structlog.get_logger(__name__)
 
 CHECKPOINT = "runner"
 BATCH = 3000
-"""Org-log entries fetched per read (measured: a few thousand beat 10,000 for decode + fold; docs/ARCHITECTURE.md "Projections and the checkpoint")."""
+"""Org-log entries fetched per read (a few thousand beat 10,000 for decode + fold, as
+measured; docs/ARCHITECTURE.md "Projections and the checkpoint")."""
 MAC_KEY_INFO = b"casino-night projection checkpoint"
 """HKDF info of the checkpoint MAC key (and the MAC's domain prefix)."""
 

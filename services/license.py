@@ -49,8 +49,9 @@ NOT_COUNTED_TOWARD_LIMIT = frozenset(
 def occasion_open(starts_at: int | None, ends_at: int | None, now: int) -> bool:
     """Whether an occasion with this window (unix ms; None: not set) is open at ``now``.
 
-    An occasion is one casino night of at most 14 consecutive hours (our reading, docs/RULES.md "Occasions"; see
-    ``services.limits.OCCASION_MAX_HOURS``); games are played only during it."""
+    An occasion is one casino night of at most 14 consecutive hours (our reading,
+    docs/RULES.md "Occasions"; see ``services.limits.OCCASION_MAX_HOURS``); games are
+    played only during it."""
     if starts_at is not None and now < starts_at:
         return False
     return not (ends_at is not None and now >= ends_at)

@@ -16,7 +16,8 @@ this is an operator setting (``cage.max_transaction`` in the night file) against
 errors, not a regulatory limit."""
 
 OCCASION_MAX_HOURS = 14
-"""An occasion (one casino night) lasts at most 14 consecutive hours (our reading, docs/RULES.md "Occasions")."""
+"""An occasion (one casino night) lasts at most 14 consecutive hours (our reading,
+docs/RULES.md "Occasions")."""
 
 MAX_SINGLE_GAME_TYPES = 5
 """No more than five single types of games of chance in one license period, merchandise

@@ -161,7 +161,8 @@ def _raffle(raw: Any, index: int, games: tuple[str, ...], organization: str) -> 
 
 def _occasion_window(occ: Mapping[str, Any]) -> tuple[int | None, int | None]:
     """``starts_at`` (an RFC 3339 date-time with its UTC offset) and ``hours`` (at most
-    14, the default) as unix ms; an occasion is at most 14 consecutive hours (our reading, docs/RULES.md "Occasions")."""
+    14, the default) as unix ms; an occasion is at most 14 consecutive hours (our reading,
+    docs/RULES.md "Occasions")."""
     hours = occ.get("hours", OCCASION_MAX_HOURS)
     if (
         isinstance(hours, bool)

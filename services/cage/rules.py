@@ -1,8 +1,8 @@
 """The cage's pure rules: chips sold to and cashed out from players' balances.
 
 The balance itself is guarded inside the append (a cash-out or a bet can never take a
-balance below zero, docs/ARCHITECTURE.md "The append script"): ``decide`` checks the request, the store
-checks the money.
+balance below zero, docs/ARCHITECTURE.md "The append script"): ``decide`` checks the
+request, the store checks the money.
 """
 
 from __future__ import annotations

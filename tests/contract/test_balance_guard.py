@@ -1,5 +1,6 @@
 """No overdraft: a wager needs ``balance >= amount``, checked inside the atomic append, so
-50 bets racing against one balance can never take it below zero (docs/ARCHITECTURE.md, "The append script")."""
+50 bets racing against one balance can never take it below zero (docs/ARCHITECTURE.md,
+"The append script")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Occasions: one casino night of at most 14 consecutive hours (our reading, docs/RULES.md "Occasions"), its window in
-the night file, recorded by ``OccasionStarted`` (version 2) and enforced for every command."""
+"""Occasions: one casino night of at most 14 consecutive hours (our reading, docs/RULES.md
+"Occasions"), its window in the night file, recorded by ``OccasionStarted`` (version 2)
+and enforced for every command."""
 
 from __future__ import annotations
 

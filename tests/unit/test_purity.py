@@ -1,5 +1,5 @@
-"""The rules are pure (docs/ARCHITECTURE.md, "Data flow": rules are pure): the event vocabulary, the game and table
-rules, the cage and license rules and the projection folds import no I/O, clock or
+"""The rules are pure (docs/ARCHITECTURE.md, "Data flow"): the event vocabulary, the game
+and table rules, the cage and license rules and the projection folds import no I/O, clock or
 randomness, directly or through the project's own modules."""
 
 from __future__ import annotations

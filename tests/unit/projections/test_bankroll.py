@@ -153,7 +153,8 @@ def test_table_and_occasion_totals_add_up() -> None:
 
 
 def test_an_auditor_recomputes_every_payout_from_the_log() -> None:
-    """Settlement is a pure function of the round's bets and outcome (docs/ARCHITECTURE.md, "Data flow")."""
+    """Settlement is a pure function of the round's bets and outcome (docs/ARCHITECTURE.md,
+    "Data flow")."""
     log, _ = simulate(11, 400)
     config = ROULETTE.parse_config({})
     bets: dict[tuple[str, int], dict[str, PlacedBet]] = {}
