@@ -63,9 +63,10 @@ FRAME_CACHE_SIZE = 8192
 """Encoded event frames kept so one event is encoded once for all its subscribers."""
 CATCH_UP_PAGE = 250
 """Stored events one catch-up reads from the store at a time (its memory while it sends)."""
-CATCH_UP_READERS = 8
-"""Catch-up page reads the whole server runs at once, so that subscribers never take the
-store's connections from the commands."""
+CATCH_UP_READERS = 64
+"""Catch-up page reads the whole server runs at once: half the Redis client's 128
+connections, so that subscribers never take them all from the commands (fewer makes
+subscriptions queue behind each other when many tablets subscribe at once)."""
 CATCH_UP_YIELD_EVERY = 8
 """A catch-up hands the event loop to others after this many stored frames."""
 CATCH_UP_STALL_SECONDS = 10.0
