@@ -220,7 +220,8 @@ async def test_merchandise_offered_as_a_wager_4620_10_c(night: Night) -> None:
 
 async def test_a_section_index_outside_the_wheel(night: Night) -> None:
     await night.ok(night.dealer, "no_more_bets", table=MONEY)
-    for outcome in ({"section": 54}, {"section": -1}, {"section": "3"}, {"pocket": "1"}):
+    for outcome in ({"section": 54}, {"section": -1}, {"section": "3"}, {"pocket": "1"}, 7, [3]):
+        # Not an object at all is invalid_outcome too, as docs/PROTOCOL.md says.
         await night.refused(
             night.dealer, "invalid_outcome", op="record_outcome", table=MONEY, outcome=outcome
         )
