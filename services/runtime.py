@@ -18,8 +18,9 @@ from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
-from services.actor import cancel_and_wait
+from services.actor import cancel_and_wait, error_reply
 from services.broker import LOG, Broker
+from services.deadlines import Deadlines
 from services.gateway.metrics import Metrics
 from services.gateway.revocations import Revocations
 from services.night import Night
@@ -74,7 +75,13 @@ class Runtime:
     revocations: Revocations = field(init=False)
     """Revoked tokens of the organization, followed for every process (started first,
     so that no revoked token is accepted once the site is up)."""
+    deadlines: Deadlines = field(init=False)
+    """Answers ``unavailable`` for every command its actor has not answered by
+    ``command_deadline_seconds``."""
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.deadlines = Deadlines(self.settings.command_deadline_seconds, _no_reply_in_time)
 
     @functools.cached_property
     def table_ids(self) -> frozenset[str]:
@@ -82,6 +89,7 @@ class Runtime:
 
     async def start(self) -> None:
         s = self.settings
+        self.tasks.append(asyncio.create_task(self.deadlines.run(), name="deadlines"))
         url = s.redis_url
         if url is None:
             self.embedded = EmbeddedRedis(s.data_dir / "redis", appendfsync=s.appendfsync)
@@ -216,6 +224,14 @@ class Runtime:
             await close_redis(self.redis)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
+
+
+def _no_reply_in_time(seconds: float) -> dict[str, Any]:
+    return error_reply(
+        "unavailable",
+        f"no reply within {seconds:g} s (the event store is slow or unreachable); "
+        "retry the same command id",
+    )
 
 
 def view_stream(kind: str, key: str) -> str:

@@ -37,7 +37,7 @@ from services.gateway.protocol import (
     TOKEN_OPS,
     ParsedCommand,
     ProtocolError,
-    check_value,
+    check_request,
     parse_command,
     parse_json,
     request_id,
@@ -503,30 +503,8 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
             )
 
     future.add_done_callback(answered)
-    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
+    runtime.deadlines.watch(future)
     return future
-
-
-def _answer_by_deadline(future: asyncio.Future[Reply], seconds: float) -> None:
-    """Give the command its reply within ``seconds``: ``unavailable`` if its actor has not
-    answered by then (Redis stopped or slow). The actor skips a command answered this way
-    if it has not started on it yet; one it had started may still be applied, and its
-    retry with the same id returns the stored reply."""
-    if future.done():
-        return
-
-    def expire() -> None:
-        if not future.done():
-            future.set_result(
-                error_reply(
-                    "unavailable",
-                    f"no reply within {seconds:g} s (the event store is slow or unreachable); "
-                    "retry the same command id",
-                )
-            )
-
-    timer = asyncio.get_running_loop().call_later(seconds, expire)
-    future.add_done_callback(lambda _f: timer.cancel())
 
 
 def _submit(
@@ -712,7 +690,7 @@ def _off_stream_command(
             future.set_result(reply)
 
     _in_background(run())
-    _answer_by_deadline(future, runtime.settings.command_deadline_seconds)
+    runtime.deadlines.watch(future)
     return future
 
 
@@ -932,7 +910,7 @@ def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
     try:
         msg = parse_json(text, check=False)
         msg_id = request_id(msg)
-        check_value(msg)
+        check_request(text, msg)
         op = req_field(msg, "op", str)
         if op == "subscribe" and "view" in msg:
             _subscribe_view(client, msg)
@@ -1102,7 +1080,7 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
     try:
         msg = parse_json(body, check=False)
         msg_id = request_id(msg)
-        check_value(msg)
+        check_request(body, msg)
         op = req_field(msg, "op", str)
         if op in STREAM_OPS:
             raise ProtocolError("bad_request", f"{op} is a websocket op")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -133,8 +134,37 @@ def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
     if not isinstance(msg, dict):
         raise ProtocolError("bad_request", "a request is one JSON object")
     if check:
-        check_value(msg)
+        check_request(text, msg)
     return msg
+
+
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""19 digits in a row: a whole number that may be beyond 64 bits (2^63 has 19)."""
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+def check_request(text: str | bytes, msg: Any) -> None:
+    """:func:`check_value` of a request parsed from ``text``, walked only when the text
+    could hold what it refuses: a lone surrogate needs a ``\\u`` escape or text that is
+    not ASCII (``json`` decodes bytes with ``surrogatepass``), too deep a nesting more than
+    :data:`MAX_JSON_DEPTH` brackets, a number out of range 19 digits. A plain request is
+    passed by a scan of its text."""
+    if isinstance(text, bytes):
+        suspect = (
+            not text.isascii()
+            or b"\\u" in text
+            or text.count(b"[") + text.count(b"{") > MAX_JSON_DEPTH
+            or _LONG_DIGITS.search(text) is not None
+        )
+    else:
+        suspect = (
+            not text.isascii()
+            or "\\u" in text
+            or text.count("[") + text.count("{") > MAX_JSON_DEPTH
+            or _LONG_NUMBER.search(text) is not None
+        )
+    if suspect:
+        check_value(msg)
 
 
 RANGE_CHECKED = frozenset({"amount"})

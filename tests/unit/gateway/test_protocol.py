@@ -244,3 +244,31 @@ def test_a_principal_reads_at_its_rate_after_a_burst() -> None:
     assert slots.reserve(("player", "p-2")) == 0.0  # another principal is not held up
     now[0] += 10.0
     assert slots.reserve(key) == 0.0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"op": "x", "player": "p\ud800"}'.encode("utf-8", "surrogatepass"),  # raw, no escape
+        '{"op": "x", "player": "p\ud800"}'.encode("utf-16", "surrogatepass"),
+        b'{"op": "x", "player": "p\\ud800"}',
+    ],
+)
+def test_an_http_body_with_a_lone_surrogate_in_any_encoding_is_bad_request(body: bytes) -> None:
+    """``json`` reads bytes as UTF-8, -16 or -32 with ``surrogatepass``: a surrogate needs no
+    escape there, and the quick scan must not let it through."""
+    with pytest.raises(ProtocolError) as e:
+        parse_json(body)
+    assert e.value.code == "bad_request"
+
+
+def test_a_plain_request_and_a_checked_one_agree() -> None:
+    """The quick scan only decides whether to walk: a request it passes is one the walk
+    passes too (here, every shape a command takes)."""
+    for text in (
+        '{"op": "place_bet", "id": "c-1", "table": "t", "player": "p", '
+        '"bet": {"kind": "split", "numbers": ["17", "20"]}, "amount": 200}',
+        '{"op": "buy_chips", "id": "zoë", "player": "p-1", "amount": 100}',
+        '{"op": "add_stock", "id": "c", "table": "w", "items": [{"item": "a", "value": 5}]}',
+    ):
+        assert parse_json(text) == json.loads(text)

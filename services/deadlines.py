@@ -1,0 +1,63 @@
+"""Every command gets its reply within one deadline (docs/OPERATIONS.md, "The outage
+deadline"): a reply not given by then is ``unavailable``.
+
+One sweeper for all commands instead of a timer each: every command waits the same time,
+so their deadlines fall in the order they came, and a queue kept in that order is swept
+from its front a few times a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+SWEEP_SECONDS = 0.1
+"""How often the sweeper looks: a late reply comes at most this much after the deadline."""
+
+
+class Deadlines:
+    """Futures to answer with ``expired()`` once ``seconds`` have passed, if nothing else
+    answered them first."""
+
+    def __init__(
+        self,
+        seconds: float,
+        expired: Callable[[float], Any],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self.expired = expired
+        """The reply of a future whose deadline passed (given ``seconds``)."""
+        self.clock = clock
+        self._queue: deque[tuple[float, asyncio.Future[Any]]] = deque()
+
+    def watch(self, future: asyncio.Future[Any]) -> None:
+        """Answer ``future`` by the deadline, unless it is answered before. (An actor
+        skips a command answered this way if it has not started on it; one it had sent to
+        Redis may still be applied, and its retry with the same id gets the stored reply.)"""
+        if not future.done():
+            self._queue.append((self.clock() + self.seconds, future))
+
+    def sweep(self) -> int:
+        """Answer every watched future whose deadline passed; how many were answered."""
+        now = self.clock()
+        queue = self._queue
+        answered = 0
+        while queue and queue[0][0] <= now:
+            _due, future = queue.popleft()
+            if not future.done():
+                future.set_result(self.expired(self.seconds))
+                answered += 1
+        return answered
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    async def run(self) -> None:
+        """Sweep every ``SWEEP_SECONDS`` until cancelled."""
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            self.sweep()
