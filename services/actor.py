@@ -93,6 +93,11 @@ class Submission(Generic[C]):
     future: asyncio.Future[Reply] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    identity: int = field(init=False, repr=False)
+    """:func:`command_identity` of its sender and id (0 for the server's own commands)."""
+
+    def __post_init__(self) -> None:
+        self.identity = command_identity(self.actor, self.command_id) if self.key else 0
 
 
 SYSTEM = "system"
@@ -249,9 +254,7 @@ class Actor(Generic[S, C]):
         conflicts = 0
         # A command that already caused events here is answered from its stored reply:
         # read the replies first (a retry that the append script would find anyway).
-        look_up = any(
-            sub.key and command_identity(sub.actor, sub.command_id) in self.applied for sub in batch
-        )
+        look_up = any(sub.identity in self.applied for sub in batch if sub.key)
         while conflicts < MAX_ATTEMPTS:
             if self.stale:
                 await self.load()
@@ -273,8 +276,9 @@ class Actor(Generic[S, C]):
                 self.state = state
                 if envelopes:
                     self.head = Head(envelopes[-1].seq, envelopes[-1].hash)
-                for env in envelopes:
-                    self._remember(env)
+                self.applied.update(
+                    batch[i].identity for i, w in writes if w.events and batch[i].key
+                )
                 self.publish(envelopes)
                 self._resolve(batch, replies)
                 return
@@ -338,7 +342,7 @@ class Actor(Generic[S, C]):
         envelopes: list[Envelope] = []
         for i in pending:
             sub = batch[i]
-            if sub.key and command_identity(sub.actor, sub.command_id) in self.applied:
+            if sub.key and sub.identity in self.applied:
                 self._log.error("idempotency_record_missing", command_id=sub.command_id)
                 replies[i] = _already_applied(sub)
                 continue
