@@ -33,9 +33,10 @@ class Settings:
     not read (TCP paces the sender) and its HTTP commands get ``busy``: a flooding client
     slows down only itself."""
     principal_rate: float = 500.0
-    """Messages a second one principal's websockets are read at, sustained (bursts of
-    ``principal_burst``): far above any tablet's need; past it the client waits (and an
-    HTTP command gets ``busy``)."""
+    """Tokens a second one principal's messages are read at, sustained (bursts of
+    ``principal_burst``); a message costs one token per 256 bytes, at least one (a bet is
+    one): far above any tablet's need; past it the client waits (and an HTTP command gets
+    ``busy``)."""
     principal_burst: int = 200
     max_subscriptions: int = 64
     """Streams and views one websocket connection may follow at once."""

@@ -318,6 +318,17 @@ class Client:
         return len(self.subs) + len(self.views)
 
 
+MESSAGE_COST_BYTES = 256
+"""A message costs one token of its principal's rate per this many bytes (at least one):
+parsing and checking a message costs time in proportion to its size, so a client sending
+large frames is paced by what they cost, not by their count."""
+
+
+def message_cost(data: str | bytes) -> float:
+    """How many of its principal's tokens a message takes (:data:`MESSAGE_COST_BYTES`)."""
+    return float(1 + len(data) // MESSAGE_COST_BYTES)
+
+
 class PrincipalSlots:
     """What each principal (a token's role and sub) may have going, across all its
     connections: at most ``limit`` messages in flight at once (a principal at its limit
@@ -341,14 +352,15 @@ class PrincipalSlots:
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
         """Principal -> (tokens left, when counted): a token bucket per principal."""
 
-    def reserve(self, key: tuple[str, str]) -> float:
-        """Take one message's token; the seconds to wait before reading it (0: none).
+    def reserve(self, key: tuple[str, str], cost: float = 1.0) -> float:
+        """Take a message's tokens (``cost``: 1, more for a long message, see
+        :func:`message_cost`); the seconds to wait before reading it (0: none).
 
         Tokens may go below zero: each message waits for its own, so a principal reading
         from many connections at once waits in proportion."""
         now = self.clock()
         tokens, then = self._buckets.get(key, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - then) * self.rate) - 1.0
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate) - cost
         self._buckets[key] = (tokens, now)
         if len(self._buckets) > BUCKETS_KEPT:
             self._forget_idle(now)
@@ -399,8 +411,12 @@ class PrincipalSlots:
 
 def _principal(request: web.Request) -> Principal:
     runtime = request.app[RUNTIME]
-    header = request.headers.get("Authorization", "")
-    token = header[7:] if header.startswith("Bearer ") else request.query.get("token", "")
+    if "Authorization" in request.headers:
+        # The header wins when both are given, whatever it holds.
+        scheme, _, credentials = request.headers["Authorization"].strip().partition(" ")
+        token = credentials.strip() if scheme.lower() == "bearer" else ""
+    else:
+        token = request.query.get("token", "")
     if not token:
         raise AuthError("no token")
     who = verify(runtime.secret, token, now=int(time.time()))
@@ -769,7 +785,7 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     if stream in client.subs:
         head = _head(runtime, stream) if stream != LOG else None
         result: dict[str, Any] = {"head": head, "already": True}
-        client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": result}))
+        client.reply(_dumps({"re": request_id(msg), "ok": True, "result": result}))
         return None
     _check_room_for_subscription(client)
     sub = Subscription(stream=stream, client=client, position=position)
@@ -780,7 +796,7 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
         # The raffle as the projection has it (it may trail ``head`` by moments).
         result["view"] = runtime.raffles.view(stream.removeprefix("raffle:"))
     result["head"] = _head(runtime, stream) if stream != LOG else None
-    sub.reply = (msg.get("id"), result)
+    sub.reply = (request_id(msg), result)
     return sub
 
 
@@ -806,9 +822,13 @@ async def _catch_up(client: Client, sub: Subscription) -> None:
     stream = sub.stream
     re, result = sub.reply
     try:
-        if stream == LOG:
-            result["head"] = await runtime.store.log_head()
-        client.reply(_dumps({"re": re, "ok": True, "result": result}))
+        try:
+            if stream == LOG:
+                result["head"] = await runtime.store.log_head()
+        finally:
+            # Every subscribe gets its reply, also one unsubscribed (cancelled) while the
+            # log's head was read: ``head`` is then null.
+            client.reply(_dumps({"re": re, "ok": True, "result": result}))
         async with client.catch_up_turn:
             if stream == LOG:
                 ms, n = sub.position
@@ -897,7 +917,8 @@ def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
     runtime.watch(kind, key, push)
     client.views[(kind, key)] = push
     data = runtime.view(kind, key)
-    client.reply(_dumps({"re": msg.get("id"), "ok": True, "result": {"view": kind, "data": data}}))
+    reply = {"re": request_id(msg), "ok": True, "result": {"view": kind, "data": data}}
+    client.reply(_dumps(reply))
 
 
 def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
@@ -1014,7 +1035,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 # flight none of its sockets is read further. At least one turn of the
                 # event loop per message: a frame already buffered is handed over without
                 # yielding, so a client sending cheap requests fast would hold the loop.
-                await asyncio.sleep(slots.reserve(principal))
+                await asyncio.sleep(slots.reserve(principal, message_cost(message.data)))
                 await slots.room(principal)
                 if not client.writable:
                     break
@@ -1026,6 +1047,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                     log.exception("request_failed")
                     client.reply(_dumps({"re": None, **error_reply("internal", "internal error")}))
             elif message.type == WSMsgType.BINARY:
+                # Refused, but paced like any message: a flood of them costs only its sender.
+                await asyncio.sleep(slots.reserve(principal, message_cost(message.data)))
                 client.reply(_dumps({"re": None, **error_reply("bad_request", "text frames only")}))
     finally:
         expiry.cancel()
@@ -1075,7 +1098,23 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
         and request.content_length > runtime.settings.max_frame_bytes
     ):
         return web.json_response(error_reply("bad_request", "command too large"), status=413)
-    body = await request.read()
+    try:
+        body = await request.read()
+    except web.HTTPException:
+        raise  # aiohttp's own answer (413 for a body over the limit)
+    except Exception:  # a body that cannot be decoded (a Content-Encoding it does not have)
+        return web.json_response(
+            error_reply("bad_request", "the body cannot be read as sent"), status=400
+        )
+    slots = request.app[SLOTS]
+    principal = (who.role, who.sub)
+    # Paced before it is parsed: parsing is what a flood of large bodies would cost.
+    if slots.full(principal) or slots.reserve(principal, message_cost(body)) > 0:
+        limit = runtime.settings.principal_in_flight
+        busy = error_reply(
+            "busy", f"this client has {limit} commands in flight or sends too fast; retry"
+        )
+        return web.json_response({"re": None, **busy})
     msg_id: Any = None
     try:
         msg = parse_json(body, check=False)
@@ -1086,14 +1125,6 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
             raise ProtocolError("bad_request", f"{op} is a websocket op")
     except ProtocolError as e:
         return web.json_response({"re": msg_id, **error_reply(e.code, e.message)})
-    slots = request.app[SLOTS]
-    principal = (who.role, who.sub)
-    if slots.full(principal) or slots.reserve(principal) > 0:
-        limit = runtime.settings.principal_in_flight
-        busy = error_reply(
-            "busy", f"this client has {limit} commands in flight or sends too fast; retry"
-        )
-        return web.json_response({"re": msg_id, **busy})
     give_back = slots.take(principal)
     try:
         reply = await dispatch(runtime, who, msg)
@@ -1235,7 +1266,10 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.Respons
     if not may_read(who, stream):
         return _forbidden(f"{who.role} may not read {stream}")
     try:
-        limit = min(int(request.query.get("limit", "1000")), 10_000)
+        raw_limit = request.query.get("limit", "1000")
+        if not (raw_limit.isascii() and raw_limit.isdigit()):
+            raise ValueError
+        limit = min(int(raw_limit), 10_000)
         since = request.query.get("since", "0")
         if limit <= 0:
             raise ValueError

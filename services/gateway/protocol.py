@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -152,6 +153,7 @@ def check_request(text: str | bytes, msg: Any) -> None:
     if isinstance(text, bytes):
         suspect = (
             not text.isascii()
+            or b"\x00" in text  # UTF-16 or -32, which json reads as well
             or b"\\u" in text
             or text.count(b"[") + text.count(b"{") > MAX_JSON_DEPTH
             or _LONG_DIGITS.search(text) is not None
@@ -173,12 +175,14 @@ RANGE_CHECKED = frozenset({"amount"})
 
 
 def request_id(msg: Mapping[str, Any]) -> Any:
-    """The ``id`` a reply echoes as ``re``: the request's, if it is a string or a number
-    (``None`` otherwise: an id is never an object or a list)."""
+    """The ``id`` a reply echoes as ``re``: the request's, if it is a string or a finite
+    number (``None`` otherwise: an id is never an object, a list, NaN or infinite)."""
     value = msg.get("id")
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return value
-    return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # NaN and infinities are not JSON
+    return value
 
 
 def _too_deep() -> str:

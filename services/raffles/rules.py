@@ -116,7 +116,7 @@ def _setup(state: RaffleState, command: SetupRaffle) -> list[Event]:
         if (state.kind, dict(state.config)) == (command.kind, config):
             return []
         raise RuleError(
-            "conflict",
+            "raffle_exists",
             f"raffle {state.raffle} is already set up with another configuration; "
             "a raffle's configuration is fixed for its stream",
         )

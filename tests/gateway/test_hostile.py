@@ -197,14 +197,21 @@ async def test_subscriptions_per_connection_are_limited(
         await server.stop()
 
 
-async def test_a_socket_that_never_reads_its_replies_is_dropped(server: LiveServer) -> None:
+async def test_a_socket_that_never_reads_its_replies_is_dropped(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
     """Replies go through the same bounded send path as events: cheap requests on a socket
-    that reads nothing fill its 1 MiB and it is disconnected, while others carry on."""
+    that reads nothing fill its 1 MiB and it is disconnected, while others carry on. (With
+    the principal's rate out of the way here, so that the send path is what stops it.)"""
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_rate=1e9, principal_burst=10**9
+    )
     stuck = await StuckClient.connect(port_of(server), token("auditor", "stuck"))
     try:
         await _flood_unread_replies(server, stuck)
     finally:
         stuck.close()
+        await server.stop()
 
 
 async def _flood_unread_replies(server: LiveServer, stuck: StuckClient) -> None:
@@ -368,3 +375,90 @@ async def test_a_retry_after_its_record_was_deleted_is_not_applied_again(
     assert retry["error"]["code"] == "already_applied"
     assert await store.balance("p-1") == 2000
     assert [e.causation for e in await store.read("cage")] == ["sale-1"]
+
+
+async def test_binary_frames_are_paced_like_any_message(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """Binary frames are refused, but read at the principal's rate like text: a flood of
+    them gets no more replies than the rate allows (here 5 at once, then 10 a second)."""
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_rate=10.0, principal_burst=5
+    )
+    try:
+        client = await server.connect(token("auditor", "bin"))
+        for _ in range(20):
+            await client.ws.send_bytes(b"\x00")
+        await asyncio.sleep(0.5)
+        early = sum(1 for kind, _re in client.arrivals if kind == "re")
+        assert early <= 5 + 10 * 0.5 + 2  # the burst and half a second of the rate, not 20
+        for _ in range(100):
+            if sum(1 for kind, _re in client.arrivals if kind == "re") == 20:
+                break
+            await asyncio.sleep(0.05)
+        assert sum(1 for kind, _re in client.arrivals if kind == "re") == 20
+    finally:
+        await server.stop()
+
+
+async def test_large_messages_cost_their_size(redis_server: EmbeddedRedis, org: str) -> None:
+    """A 60 KiB message costs its principal 1 token per 256 bytes: with 500 a second, a
+    flood of them is read a couple a second, while a small command of another client is
+    read at once."""
+    server = await start_server(redis_server.url, night_doc(org), principal_burst=200)
+    try:
+        wide = await server.connect(player_token("p-1"))
+        frame = '{"op": "nope", "id": "w", "a": [' + ",".join(["[]"] * 20_000) + "]}"
+        for _ in range(6):
+            await wide.ws.send_str(frame)
+        cashier = await server.connect(token("cashier"))
+        started = time.monotonic()
+        assert (await cashier.cmd("buy_chips", player="p-2", amount=100))["ok"]
+        assert time.monotonic() - started < 2.0  # not behind the six wide frames
+        slots = server.runner.app[gateway.SLOTS]
+        await asyncio.sleep(0.2)
+        assert slots.reserve(("player", "p-1"), 0.0) > 0  # p-1 owes tokens: it waits
+    finally:
+        await server.stop()
+
+
+async def test_a_log_subscribe_cancelled_at_once_still_gets_its_reply(server: LiveServer) -> None:
+    """Every message gets exactly one reply: a ``log`` subscribe unsubscribed right away
+    (before the server read the log's head) is answered too."""
+    client = await server.connect(token("auditor"))
+    waits = []
+    for i in range(50):
+        waits.append(
+            asyncio.ensure_future(client.send({"op": "subscribe", "id": f"s{i}", "stream": "log"}))
+        )
+        await client.ws.send_str(json.dumps({"op": "unsubscribe", "id": f"u{i}", "stream": "log"}))
+    replies = await asyncio.gather(*waits)
+    assert all(r["ok"] for r in replies)
+
+
+async def test_a_body_that_cannot_be_decoded_is_bad_request(server: LiveServer) -> None:
+    async with server.session.post(
+        server.base + "/api/commands",
+        data=b"hello",
+        headers={"Authorization": f"Bearer {token('cashier')}", "Content-Encoding": "gzip"},
+    ) as r:
+        assert r.status == 400
+        body = await r.json()
+    assert body["error"]["code"] == "bad_request"
+
+
+async def test_the_authorization_header_wins_whatever_its_case(server: LiveServer) -> None:
+    player = player_token("p-1")
+    async with server.session.get(
+        server.base + f"/api/bankrolls?token={token('auditor')}",
+        headers={"Authorization": f"bearer {player}"},
+    ) as r:
+        assert r.status == 403  # the player's header, not the auditor's query token
+
+
+@pytest.mark.parametrize("limit", ["10_0", "１０", " 10", "-1", "0"])
+async def test_a_limit_that_is_not_plain_digits_is_bad_request(
+    server: LiveServer, limit: str
+) -> None:
+    status, body = await server.get(f"/api/streams/cage/events?limit={limit}", token("auditor"))
+    assert status == 400 and body["error"]["code"] == "bad_request"

@@ -272,3 +272,29 @@ def test_a_plain_request_and_a_checked_one_agree() -> None:
         '{"op": "add_stock", "id": "c", "table": "w", "items": [{"item": "a", "value": 5}]}',
     ):
         assert parse_json(text) == json.loads(text)
+
+
+def test_a_utf16_body_is_checked_as_well() -> None:
+    """``json`` reads UTF-16 and -32 bodies too: a number out of range hidden in one is
+    refused like the same body in UTF-8."""
+    msg = (
+        '{"op": "buy_chips", "id": "y2", "player": "p-3", "amount": 100,'
+        ' "zz": 1234567890123456789012345}'
+    )
+    for encoding in ("utf-16-le", "utf-16-be", "utf-32-le"):
+        with pytest.raises(ProtocolError) as e:
+            parse_json(msg.encode(encoding))
+        assert e.value.code == "bad_request"
+
+
+@pytest.mark.parametrize("raw", [float("nan"), float("inf"), -float("inf")])
+def test_a_reply_never_echoes_a_number_json_cannot_hold(raw: float) -> None:
+    assert request_id({"id": raw}) is None
+
+
+def test_a_message_costs_one_token_per_256_bytes() -> None:
+    from services.gateway.app import message_cost
+
+    assert message_cost("x" * 200) == 1
+    assert message_cost("x" * 256) == 2
+    assert message_cost(b"x" * 65_536) == 257

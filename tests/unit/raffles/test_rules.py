@@ -53,7 +53,7 @@ def online(**over: object) -> OnlinePurchase:
     return OnlinePurchase(**fields)  # type: ignore[arg-type]
 
 
-def test_setup_once_the_same_again_is_a_no_op_another_is_a_conflict() -> None:
+def test_setup_once_the_same_again_is_a_no_op_another_is_raffle_exists() -> None:
     r = Raffle("standard", standard_config())
     (opened,) = of_type(r.log, RaffleOpened)
     assert opened.raffle == "r-1" and opened.kind == "standard"
@@ -61,7 +61,7 @@ def test_setup_once_the_same_again_is_a_no_op_another_is_a_conflict() -> None:
     # The canonical configuration set up again (as a restart does) is the same raffle.
     assert decide(r.state, SetupRaffle(kind="standard", config=opened.config)) == []
     other = SetupRaffle(kind="standard", config=standard_config(price=600))
-    assert refused(r, other) == "conflict"
+    assert refused(r, other) == "raffle_exists"
 
 
 def test_commands_before_setup_are_unknown_raffle() -> None:
