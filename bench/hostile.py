@@ -315,7 +315,7 @@ def masked_text_frame(text: str) -> bytes:
 
 
 class Garbage:
-    """Lone surrogates and 1,500-level JSON, twenty of each a second."""
+    """Lone surrogates, 1,500-level JSON and 60 KiB-wide JSON, twenty of each a second."""
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -333,12 +333,15 @@ class Garbage:
         ws.handler = on_text
         loop = asyncio.get_running_loop()
         deep = '{"op":"place_bet","x":' + "[" * 1500 + "]" * 1500 + "}"
+        # 60 KiB of empty arrays: cheap to send, costly to parse and check.
+        wide = '{"op":"nope","id":"w","a":[' + ",".join(["[]"] * 20_000) + "]}"
         n = 0
         while loop.time() < until:
             n += 1
             bad = bet_text("garbage", f"x\\ud800{n}", 1)
             ws.send_text(bad)
             ws.send_text(deep)
+            ws.send_text(wide)
             await asyncio.sleep(0.05)
         ws.close()
 
@@ -424,7 +427,8 @@ async def soak(quick: bool) -> list[Result]:
         f" {STORM_EVENTS:,}-event stream every {STORM_EVERY:.0f} s on a socket that never reads"
         f" ({storm.drops} connections); {unread.sent:,} cheap requests never read on"
         f" {unread.connections} connections; a flooder with {FLOOD_CONNECTIONS} x"
-        f" {FLOOD_WINDOW} bets in flight; lone surrogates and 1,500-level JSON (replies"
+        f" {FLOOD_WINDOW} bets in flight; lone surrogates, 1,500-level and 60 KiB-wide JSON"
+        f" from one player (replies"
         f" {garbage.codes}); RSS before {rss_before:.0f} MiB, max during {rss_during:.0f} MiB,"
         f" after {rss_after:.0f} MiB; good p99 quiet {quiet:.1f} ms, during {during:.1f} ms,"
         f" after {after:.1f} ms; good errors {good.errors or 'none'}"

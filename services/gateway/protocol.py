@@ -51,6 +51,12 @@ MAX_ID_LENGTH = 128
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request may have (a bet or an outcome needs 3):
 deeper is ``bad_request``, refused before anything walks it recursively."""
+MAX_JSON_CONTAINERS = 512
+"""Most arrays and objects a request may have, counted as ``[`` and ``{`` characters in its
+text (strings included): refused before it is parsed, so that no request costs more than
+a fraction of a millisecond to parse and check (an ``add_stock`` of 100 items has 101)."""
+MAX_JSON_COMMAS = 4096
+"""Most commas a request's text may hold, strings included (about as many values)."""
 MSGPACK_INT_RANGE = (-(2**63), 2**64 - 1)
 """Whole numbers the event store can encode (msgpack): a request holding any other is
 ``bad_request``, so no command can fail later when its events are encoded."""
@@ -126,6 +132,7 @@ def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
     :func:`check_value`) so that nothing in it can fail later: at most
     :data:`MAX_JSON_DEPTH` levels deep, text that is valid Unicode (no lone surrogates, as
     JSON's ``\\ud800`` escapes allow), whole numbers the store can encode."""
+    _check_width(text)
     try:
         msg = json.loads(text)
     except (ValueError, UnicodeDecodeError):
@@ -183,6 +190,23 @@ def request_id(msg: Mapping[str, Any]) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # NaN and infinities are not JSON
     return value
+
+
+def _check_width(text: str | bytes) -> None:
+    """Refuse (``bad_request``) a request with more than :data:`MAX_JSON_CONTAINERS` arrays
+    and objects or :data:`MAX_JSON_COMMAS` commas, by counting characters: before parsing."""
+    if isinstance(text, bytes):
+        containers = text.count(b"[") + text.count(b"{")
+        commas = text.count(b",")
+    else:
+        containers = text.count("[") + text.count("{")
+        commas = text.count(",")
+    if containers > MAX_JSON_CONTAINERS or commas > MAX_JSON_COMMAS:
+        raise ProtocolError(
+            "bad_request",
+            f"a request holds at most {MAX_JSON_CONTAINERS} arrays and objects and "
+            f"{MAX_JSON_COMMAS} commas",
+        )
 
 
 def _too_deep() -> str:

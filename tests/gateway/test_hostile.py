@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from services.gateway import app as gateway
-from services.gateway.protocol import MAX_JSON_DEPTH
+from services.gateway.protocol import MAX_JSON_CONTAINERS
 from services.store.embedded import EmbeddedRedis
 from tests.conftest import night_doc
 from tests.support import (
@@ -106,7 +106,7 @@ async def test_deep_json_is_bad_request_on_the_socket_and_over_http(server: Live
     reply = await client.send_raw(deep + "}")
     assert reply["re"] is None
     assert reply["error"]["code"] == "bad_request"
-    assert str(MAX_JSON_DEPTH) in reply["error"]["message"]
+    assert str(MAX_JSON_CONTAINERS) in reply["error"]["message"]  # refused unparsed
     # The socket stays open and works.
     assert (await client.cmd("buy_chips", player="p-1", amount=100))["ok"]
     async with server.session.post(

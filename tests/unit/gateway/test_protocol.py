@@ -11,6 +11,7 @@ import pytest
 
 from services.gateway.auth import Principal
 from services.gateway.protocol import (
+    MAX_JSON_CONTAINERS,
     MAX_JSON_DEPTH,
     MAX_SAFE_POSITION,
     ProtocolError,
@@ -104,7 +105,9 @@ def test_deep_nesting_is_bad_request(depth: int) -> None:
         text = '{"op": "x", "bet": ' + opener * depth + "1" + closer * depth + "}"
         error = refused(text)
         assert error.code == "bad_request"
-        assert str(MAX_JSON_DEPTH) in error.message
+        # Past 512 brackets the width limit refuses it first, unparsed.
+        limit = MAX_JSON_DEPTH if depth <= MAX_JSON_CONTAINERS else MAX_JSON_CONTAINERS
+        assert str(limit) in error.message
 
 
 def test_nesting_up_to_the_limit_is_accepted() -> None:
@@ -298,3 +301,26 @@ def test_a_message_costs_one_token_per_256_bytes() -> None:
     assert message_cost("x" * 200) == 1
     assert message_cost("x" * 256) == 2
     assert message_cost(b"x" * 65_536) == 257
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"op": "nope", "a": [' + ",".join(["[]"] * 600) + "]}",
+        '{"op": "nope", "a": [' + ",".join(["{}"] * 600) + "]}",
+        '{"op": "nope", "a": [' + ",".join(["1"] * 5000) + "]}",
+        '{"op": "nope", "description": "' + "," * 5000 + '"}',
+    ],
+)
+def test_a_request_too_wide_is_refused_before_it_is_parsed(text: str) -> None:
+    """A wide request (the largest fits 64 KiB) would cost tens of milliseconds to parse
+    and check, holding every other client up: refused by counting its characters."""
+    error = refused(text)
+    assert error.code == "bad_request"
+    assert "512 arrays and objects" in error.message
+    assert refused(text.encode()).code == "bad_request"
+
+
+def test_a_request_at_the_width_limit_is_parsed() -> None:
+    items = ",".join(['{"item": "a", "prize": "p", "value": 5, "donated": false}'] * 100)
+    assert len(parse_json('{"op": "add_stock", "items": [' + items + "]}")["items"]) == 100
