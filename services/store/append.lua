@@ -1,4 +1,4 @@
--- Append a batch of commands' events to one aggregate stream, atomically (DESIGN.md).
+-- Append a batch of commands' events to one aggregate stream, atomically (docs/ARCHITECTURE.md, "The append script").
 -- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
 --       5 the batch, one msgpack array (one argument, so the client packs one string):
