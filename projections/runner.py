@@ -22,10 +22,9 @@ from typing import Any
 import msgpack
 import redis.exceptions
 import structlog
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from projections.base import Projection
+from services.derived_keys import derive_key
 from services.store import keys
 from services.store.redis_store import EventStore
 
@@ -42,10 +41,7 @@ MAC_KEY_INFO = b"casino-night projection checkpoint"
 def checkpoint_key(secret: bytes) -> bytes:
     """The 32-byte key of projection checkpoints' MACs: HKDF-SHA256 of the server secret
     (``services.gateway.auth.load_secret``), info :data:`MAC_KEY_INFO`."""
-    if not secret:
-        raise ValueError("the server secret is empty")
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=MAC_KEY_INFO)
-    return hkdf.derive(secret)
+    return derive_key(secret, MAC_KEY_INFO)
 
 
 def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, bytes]]) -> None:

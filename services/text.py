@@ -1,9 +1,19 @@
-"""What a name written into a token may hold (a token's ``sub``, ``player`` and tables)."""
+"""What a name may hold: a token's ``sub``, ``player`` and tables, and the ids of requests
+(``services.gateway.protocol.text_field``)."""
 
 from __future__ import annotations
 
 MAX_NAME_CHARS = 128
 """Longest name, in characters (as command ids and player ids, docs/PROTOCOL.md)."""
+
+
+CONTROL_CHARS = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
+"""C0 controls, DEL and C1 controls: never part of a name."""
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character of :data:`CONTROL_CHARS`."""
+    return not text.isprintable() and any(ch in CONTROL_CHARS for ch in text)
 
 
 def name_problem(value: object) -> str | None:

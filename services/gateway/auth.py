@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from services.derived_keys import derive_key
 from services.text import name_problem
 
 ROLES = ("player", "dealer", "cashier", "seller", "member_in_charge", "auditor", "ops")
@@ -76,10 +75,7 @@ def valid_jti(value: object) -> bool:
 def signing_key(secret: bytes) -> bytes:
     """The 32-byte HS256 key of tokens: HKDF-SHA256 of the server secret with info
     :data:`SIGNING_KEY_INFO` (a full-length key whatever the secret's length)."""
-    if not secret:
-        raise ValueError("the server secret is empty")
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=SIGNING_KEY_INFO)
-    return hkdf.derive(secret)
+    return derive_key(secret, SIGNING_KEY_INFO)
 
 
 def issue(

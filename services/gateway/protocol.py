@@ -46,8 +46,9 @@ from services.tables.rules import (
     PlaceBet,
     RecordOutcome,
 )
+from services.text import MAX_NAME_CHARS, has_control
 
-MAX_ID_LENGTH = 128
+MAX_ID_LENGTH = MAX_NAME_CHARS
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request may have (a bet or an outcome needs 3):
 deeper is ``bad_request``, refused before anything walks it recursively."""
@@ -258,15 +259,6 @@ def _valid_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-_CONTROL = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
-"""C0 controls, DEL and C1 controls: never part of an id."""
-
-
-def has_control(text: str) -> bool:
-    """Whether ``text`` holds a control character (C0, DEL, C1)."""
-    return not text.isprintable() and any(ch in _CONTROL for ch in text)
 
 
 def idempotency_key(role: str, sub: str, command_id: str) -> str:

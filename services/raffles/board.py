@@ -15,10 +15,9 @@ import secrets
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from services.derived_keys import derive_key
 from services.raffles import queen_of_hearts as qoh
 from services.store import keys
 from services.store.redis_store import RedisClient
@@ -38,8 +37,7 @@ class BoardUnreadable(Exception):
 
 def board_key(secret: bytes) -> bytes:
     """The 32-byte key that seals stored boards: HKDF-SHA256 of the server secret."""
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=BOARD_KEY_INFO)
-    return hkdf.derive(secret)
+    return derive_key(secret, BOARD_KEY_INFO)
 
 
 def _aad(org: str, raffle: str) -> bytes:

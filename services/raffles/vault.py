@@ -35,10 +35,9 @@ from typing import Any, Final
 
 import structlog
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from services.derived_keys import derive_key
 from services.games.base import RuleError
 from services.raffles.purchasers import (
     ACCOUNT_FIELDS,
@@ -108,9 +107,7 @@ def master_key_from_secret(secret: bytes) -> bytes:
 
 
 def _derive(key_material: bytes, info: bytes) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=_KEY_BYTES, salt=None, info=info).derive(
-        key_material
-    )
+    return derive_key(key_material, info, _KEY_BYTES)
 
 
 def _aad(purpose: str, purchaser_id: str) -> bytes:
