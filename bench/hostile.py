@@ -16,10 +16,12 @@ the flooded round, whose acknowledged bets the table holds until then, is settle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bench.common import (
@@ -135,18 +137,33 @@ def p99_ms(latencies: list[float]) -> float:
     return percentile(latencies, 99) * 1000
 
 
-async def _night(
-    name: str, tables: list[str], players: list[str], tmp: Path, redis_url: str
-) -> ServerProcess:
+@contextlib.asynccontextmanager
+async def _served(
+    name: str, tables: list[str], players: list[str]
+) -> AsyncIterator[tuple[ServerProcess, list[RawWs]]]:
+    """The server process on a Redis of its own, with chips for ``players`` and a round
+    open at each of ``tables``; yields it and a list of clients, all closed at the end."""
     doc = night_doc(
         unique_org(name),
         [{"id": t, "game": "roulette", "outcome_mode": "rng", "options": {}} for t in tables],
         players,
         max_transaction=100_000_000,
     )
-    server = ServerProcess(doc, redis_url, tmp)
-    await server.start()
-    return server
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix=f"cn-bench-{name}-") as tmp:
+        progress(f"{name}: starting the server process")
+        server = ServerProcess(doc, redis.url, Path(tmp))
+        await server.start()
+        clients: list[RawWs] = []
+        try:
+            clients += await _setup(server, players, tables)
+            yield server, clients
+        except BaseException:
+            server.stop(failed=True)
+            raise
+        finally:
+            for c in clients:
+                c.close()
+            server.stop()
 
 
 async def _setup(server: ServerProcess, players: list[str], tables: list[str]) -> list[RawWs]:
@@ -168,50 +185,36 @@ async def _flooders(server: ServerProcess, player: str) -> list[Flooder]:
 async def fairness(quick: bool) -> list[Result]:
     seconds = 3.0 if quick else 6.0
     rounds = 2 if quick else 3
-    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-fair-") as tmp:
-        progress("fairness: starting the server process")
-        server = await _night("fair", [TABLE], ["good", "flood"], Path(tmp), redis.url)
-        clients: list[RawWs] = []
-        try:
-            clients += await _setup(server, ["good", "flood"], [TABLE])
-            good = Good(
-                await RawWs.connect(server.port, token("player", "good", player="good")), "good", 7
+    async with _served("fair", [TABLE], ["good", "flood"]) as (server, clients):
+        good = Good(
+            await RawWs.connect(server.port, token("player", "good", player="good")), "good", 7
+        )
+        clients.append(good.ws)
+        flooders = await _flooders(server, "flood")
+        clients += [f.ws for f in flooders]
+        alone: list[float] = []
+        flooded: list[float] = []
+        ratios: list[float] = []
+        flood_rates: list[float] = []
+        for r in range(rounds):
+            progress(f"fairness: round {r + 1}/{rounds}, the good player alone, {seconds:.0f} s")
+            a = p99_ms(await good.bet_for(seconds))
+            progress(f"fairness: round {r + 1}/{rounds}, with the flooder, {seconds:.0f} s")
+            before = sum(f.acked for f in flooders)
+            for f in flooders:
+                f.start()
+            await asyncio.sleep(1.0)
+            t0 = time.perf_counter()
+            b = p99_ms(await good.bet_for(seconds))
+            flood_rates.append(
+                (sum(f.acked for f in flooders) - before) / (time.perf_counter() - t0 + 1.0)
             )
-            clients.append(good.ws)
-            flooders = await _flooders(server, "flood")
-            clients += [f.ws for f in flooders]
-            alone: list[float] = []
-            flooded: list[float] = []
-            ratios: list[float] = []
-            flood_rates: list[float] = []
-            for r in range(rounds):
-                progress(
-                    f"fairness: round {r + 1}/{rounds}, the good player alone, {seconds:.0f} s"
-                )
-                a = p99_ms(await good.bet_for(seconds))
-                progress(f"fairness: round {r + 1}/{rounds}, with the flooder, {seconds:.0f} s")
-                before = sum(f.acked for f in flooders)
-                for f in flooders:
-                    f.start()
-                await asyncio.sleep(1.0)
-                t0 = time.perf_counter()
-                b = p99_ms(await good.bet_for(seconds))
-                flood_rates.append(
-                    (sum(f.acked for f in flooders) - before) / (time.perf_counter() - t0 + 1.0)
-                )
-                for f in flooders:
-                    f.on = False
-                await asyncio.sleep(2.0)  # the flood's last bets drain
-                alone.append(a)
-                flooded.append(b)
-                ratios.append(b / a)
-        except BaseException:
-            server.stop(failed=True)
-            raise
-        finally:
-            for c in clients:
-                c.close()
-            server.stop()
+            for f in flooders:
+                f.on = False
+            await asyncio.sleep(2.0)  # the flood's last bets drain
+            alone.append(a)
+            flooded.append(b)
+            ratios.append(b / a)
     ratio = sorted(ratios)[len(ratios) // 2]
     note = (
         f"one table; the good player bets 1 cent at {GOOD_RATE:.0f}/s (Poisson); the flooder"
@@ -350,77 +353,65 @@ async def soak(quick: bool) -> list[Result]:
     seconds = 10.0 if quick else 20.0
     tables = [TABLE, "long-1"]
     players = ["good", "flood", "filler", "garbage"]
-    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-soak-") as tmp:
-        progress("soak: starting the server process")
-        server = await _night("soak", tables, players, Path(tmp), redis.url)
-        clients: list[RawWs] = []
-        try:
-            clients += await _setup(server, players, tables)
-            progress(f"soak: filling long-1 with {STORM_EVENTS:,} events")
-            filler = await RawWs.connect(server.port, token("player", "filler", player="filler"))
-            clients.append(filler)
-            for start in range(0, STORM_EVENTS, 250):
-                await gather_all(
-                    *(
-                        filler.cmd(
-                            "place_bet",
-                            table="long-1",
-                            player="filler",
-                            bet={"kind": "red"},
-                            amount=1,
-                        )
-                        for _ in range(start, min(start + 250, STORM_EVENTS))
+    async with _served("soak", tables, players) as (server, clients):
+        progress(f"soak: filling long-1 with {STORM_EVENTS:,} events")
+        filler = await RawWs.connect(server.port, token("player", "filler", player="filler"))
+        clients.append(filler)
+        for start in range(0, STORM_EVENTS, 250):
+            await gather_all(
+                *(
+                    filler.cmd(
+                        "place_bet",
+                        table="long-1",
+                        player="filler",
+                        bet={"kind": "red"},
+                        amount=1,
                     )
+                    for _ in range(start, min(start + 250, STORM_EVENTS))
                 )
-            good = Good(
-                await RawWs.connect(server.port, token("player", "good", player="good")), "good", 11
             )
-            clients.append(good.ws)
-            progress("soak: the good player alone, 4 s")
-            quiet = p99_ms(await good.bet_for(4.0))
-            rss_before = rss_mib(server.pid)
-            flooders = await _flooders(server, "flood")
-            clients += [f.ws for f in flooders]
-            loop = asyncio.get_running_loop()
-            until = loop.time() + seconds
-            storm, unread, garbage = (
-                Storm(server.port, "table:long-1"),
-                Unread(server.port),
-                Garbage(server.port),
-            )
-            progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage)")
-            for f in flooders:
-                f.start()
-            samples: list[float] = []
+        good = Good(
+            await RawWs.connect(server.port, token("player", "good", player="good")), "good", 11
+        )
+        clients.append(good.ws)
+        progress("soak: the good player alone, 4 s")
+        quiet = p99_ms(await good.bet_for(4.0))
+        rss_before = rss_mib(server.pid)
+        flooders = await _flooders(server, "flood")
+        clients += [f.ws for f in flooders]
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        storm, unread, garbage = (
+            Storm(server.port, "table:long-1"),
+            Unread(server.port),
+            Garbage(server.port),
+        )
+        progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage)")
+        for f in flooders:
+            f.start()
+        samples: list[float] = []
 
-            async def sample() -> None:
-                while loop.time() < until:
-                    samples.append(rss_mib(server.pid))
-                    await asyncio.sleep(0.25)
+        async def sample() -> None:
+            while loop.time() < until:
+                samples.append(rss_mib(server.pid))
+                await asyncio.sleep(0.25)
 
-            tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage)]
-            tasks.append(asyncio.ensure_future(sample()))
-            during_latencies = await good.bet_for(seconds - 1.0)
-            await gather_all(*tasks)
-            for f in flooders:
-                f.on = False
-                f.ws.close()
-            rss_during = max(samples)
-            progress("soak: abusive sockets closed; the flooded round settled; 5 s to settle")
-            await asyncio.sleep(2.0)  # the flood's last bets drain
-            dealer = clients[1]
-            for op in ("no_more_bets", "draw_outcome", "open_round"):
-                await dealer.cmd(op, table=TABLE)
-            await asyncio.sleep(3.0)
-            rss_after = rss_mib(server.pid)
-            after = p99_ms(await good.bet_for(3.0))
-        except BaseException:
-            server.stop(failed=True)
-            raise
-        finally:
-            for c in clients:
-                c.close()
-            server.stop()
+        tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage)]
+        tasks.append(asyncio.ensure_future(sample()))
+        during_latencies = await good.bet_for(seconds - 1.0)
+        await gather_all(*tasks)
+        for f in flooders:
+            f.on = False
+            f.ws.close()
+        rss_during = max(samples)
+        progress("soak: abusive sockets closed; the flooded round settled; 5 s to settle")
+        await asyncio.sleep(2.0)  # the flood's last bets drain
+        dealer = clients[1]
+        for op in ("no_more_bets", "draw_outcome", "open_round"):
+            await dealer.cmd(op, table=TABLE)
+        await asyncio.sleep(3.0)
+        rss_after = rss_mib(server.pid)
+        after = p99_ms(await good.bet_for(3.0))
     during = p99_ms(during_latencies)
     note = (
         f"{seconds:.0f} s of abuse at once: {STORM_SUBSCRIBES} subscribes to a"
