@@ -19,6 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from services.aggregates import TABLE_PREFIX
+
 PLAYER_FIELDS = ("bought", "redeemed", "wagered", "paid", "balance", "net")
 TABLE_FIELDS = ("handle", "paid_out", "house_win", "rounds", "bets")
 TOTAL_FIELDS = ("issued", "redeemed", "handle", "paid_out", "house_win")
@@ -51,7 +53,7 @@ class Bankrolls:
         return p
 
     def _table(self, stream: str) -> dict[str, int]:
-        table = stream.removeprefix("table:")
+        table = stream.removeprefix(TABLE_PREFIX)
         t = self.tables.get(table)
         if t is None:
             t = self.tables[table] = _zero(TABLE_FIELDS)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from services.aggregates import TABLE_PREFIX
+
 MERCHANDISE_WHEEL = "merchandise_wheel"
 RELEVANT = frozenset(
     {"TableOpened", "MerchandiseStocked", "MerchandiseAwarded", "PrizeLimitReached", "TableClosed"}
@@ -55,7 +57,7 @@ class ControlSheets:
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
         if type_ not in RELEVANT:
             return
-        table = stream.removeprefix("table:")
+        table = stream.removeprefix(TABLE_PREFIX)
         if type_ == "TableOpened":
             if data["game"] == MERCHANDISE_WHEEL:
                 limit = int(data["config"]["aggregate_prize_limit"])

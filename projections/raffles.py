@@ -17,7 +17,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-STREAM_PREFIX = "raffle:"
+from services.aggregates import raffle_of
+
 RAFFLE_EVENT_TYPES = frozenset(
     {
         "RaffleOpened",
@@ -94,9 +95,9 @@ class Raffles:
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
         """Fold one event. ``ts`` (the envelope's time, which main's runner passes) is not
         needed: the raffle's events carry their own times where the rules use them."""
-        if not stream.startswith(STREAM_PREFIX):
+        raffle = raffle_of(stream)
+        if raffle is None:
             return
-        raffle = stream[len(STREAM_PREFIX) :]
         if type_ == "RaffleOpened":
             self.raffles[raffle] = _new(raffle, data)
             return

@@ -25,7 +25,7 @@ import structlog
 
 from events.base import Event
 from events.envelope import Envelope, event_id, seal
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.mailbox import FairMailbox, MailboxFull
 from services.store.redis_store import (
     Appended,

@@ -515,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     exc.add_argument("--data-dir", default=None)
 
     args = parser.parse_args(argv)
-    from services.games.base import RuleError
+    from services.aggregates import RuleError
     from services.night import NightError
     from services.store.anchor import AnchorError
     from services.store.embedded import DataDirBusy

@@ -9,7 +9,7 @@ from typing import Any
 from events.base import Event
 from events.envelope import Envelope
 from events.license import LicenseRecorded, OccasionStarted
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.limits import MAX_SINGLE_GAME_TYPES
 
 GAMES_OF_CHANCE = (

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.games.registry import GAMES
 from services.license import LicenseError, check_game_licensed, check_license_games
 from services.limits import MAX_CHIP_PURCHASE_CENTS, OCCASION_MAX_HOURS

@@ -19,6 +19,7 @@ from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import cancel_and_wait, error_reply
+from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
 from services.deadlines import Deadlines
 from services.gateway.metrics import Metrics
@@ -237,7 +238,7 @@ def _no_reply_in_time(seconds: float) -> dict[str, Any]:
 def view_stream(kind: str, key: str) -> str:
     """The aggregate stream whose events change a view."""
     if kind == "control_sheet":
-        return f"table:{key}"
+        return table_stream(key)
     if kind == "raffle":
-        return f"raffle:{key}"
+        return raffle_stream(key)
     return key

@@ -19,13 +19,14 @@ import structlog
 
 from events.license import LicenseRecorded
 from services.actor import Actor, Reply, Submission, cancel_and_wait, error_reply
+from services.aggregates import CAGE, LICENSE, raffle_of, raffle_stream, table_stream
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
 from services.raffles import board
-from services.raffles.actor import STREAM_PREFIX, RaffleRules, raffle_stream
+from services.raffles.actor import RaffleRules
 from services.raffles.state import RaffleState, RaiseDueAnnouncements, SetupRaffle
 from services.store.redis_store import EventStore
 from services.tables.actor import TableRules
@@ -33,13 +34,7 @@ from services.tables.rules import OpenTable
 
 log = structlog.get_logger(__name__)
 
-CAGE = "cage"
-LICENSE = "license"
 SYSTEM_ACTOR = "system"
-
-
-def table_stream(table_id: str) -> str:
-    return f"table:{table_id}"
 
 
 def system_submission(command: Any) -> Submission[Any]:
@@ -89,8 +84,9 @@ class Supervisor:
                 on_batch=on_batch,
             )
             self.actors[stream] = actor
-            if stream.startswith(STREAM_PREFIX):
-                self.raffles.add(stream.removeprefix(STREAM_PREFIX))
+            raffle = raffle_of(stream)
+            if raffle is not None:
+                self.raffles.add(raffle)
             return actor
 
         self._make = make
@@ -156,7 +152,7 @@ class Supervisor:
         """Fold every stream, start the actors, record the license, open the tables and set
         up the night file's raffles."""
         for stream in await self.store.stream_names():
-            if stream.startswith(STREAM_PREFIX) and stream not in self.actors:
+            if raffle_of(stream) is not None and stream not in self.actors:
                 self._make(stream, RaffleRules(self.raffle_rng))
         for actor in self.actors.values():
             await actor.load()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from events.base import Event
 from events.cage import ChipsIssued, ChipsRedeemed
 from events.tables import BetCancelled, BetPlaced, Settled
-from services.games.base import RuleError
+from services.aggregates import RuleError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,23 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from events.tables import BetSettlement
+from services.aggregates import RuleError
 
 JSON = Any
 """A JSON-like value (dict, list, str, int, bool, None) as clients send it."""
 
 SettlementResult = Literal["won", "lost", "push", "returned"]
-
-
-class RuleError(Exception):
-    """A command or configuration that the rules refuse, with a stable protocol error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"RuleError({self.code!r}, {self.message!r})"
 
 
 def bad_request(message: str) -> RuleError:

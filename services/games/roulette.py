@@ -18,11 +18,11 @@ from fractions import Fraction
 from math import gcd
 from typing import Final
 
+from services.aggregates import RuleError
 from services.games.base import (
     JSON,
     Game,
     PlacedBet,
-    RuleError,
     Settlement,
     bad_request,
     invalid_bet,

@@ -24,11 +24,11 @@ from fractions import Fraction
 from math import gcd, lcm
 from typing import Final
 
+from services.aggregates import RuleError
 from services.games.base import (
     JSON,
     Game,
     PlacedBet,
-    RuleError,
     Settlement,
     bad_request,
     invalid_bet,

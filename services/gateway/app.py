@@ -19,8 +19,8 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from events.codec import decode, to_json
 from events.envelope import Envelope
 from services.actor import STORE_ERRORS, Reply, Submission, error_reply
+from services.aggregates import RuleError, raffle_of, raffle_stream
 from services.broker import LOG
-from services.games.base import RuleError
 from services.gateway.auth import (
     AuthError,
     Principal,
@@ -792,9 +792,10 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     runtime.broker.add(stream, sub.deliver)
     client.subs[stream] = sub
     result = {}
-    if stream != LOG and stream.startswith("raffle:"):
+    raffle = raffle_of(stream)
+    if raffle is not None:
         # The raffle as the projection has it (it may trail ``head`` by moments).
-        result["view"] = runtime.raffles.view(stream.removeprefix("raffle:"))
+        result["view"] = runtime.raffles.view(raffle)
     result["head"] = _head(runtime, stream) if stream != LOG else None
     sub.reply = (request_id(msg), result)
     return sub
@@ -890,7 +891,7 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
         raffle = text_field(msg, "raffle")
         if client.runtime.raffles.view(raffle) is None:
             raise ProtocolError("unknown_raffle", f"no raffle {raffle!r}")
-        if not may_read(client.who, f"raffle:{raffle}"):
+        if not may_read(client.who, raffle_stream(raffle)):
             raise ProtocolError("forbidden", f"{client.who.role} may not read raffles")
         return kind, raffle
     table = text_field(msg, "table")

@@ -19,6 +19,7 @@ from typing import Any
 
 import jwt
 
+from services.aggregates import CAGE, raffle_of, table_of
 from services.derived_keys import derive_key
 from services.text import name_problem
 
@@ -264,14 +265,14 @@ def may_read(p: Principal, stream: str) -> bool:
     or the log; raffles are read by :data:`RAFFLE_READERS`."""
     if p.role in READ_ALL:
         return True
-    if stream.startswith("table:"):
-        table = stream.removeprefix("table:")
+    table = table_of(stream)
+    if table is not None:
         if p.role == "dealer":
             return table in p.tables
         return p.role in ("player", "member_in_charge")
-    if stream == "cage":
+    if stream == CAGE:
         return p.role == "cashier"
-    if stream.startswith("raffle:"):
+    if raffle_of(stream) is not None:
         return p.role in RAFFLE_READERS
     return False
 

@@ -17,12 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
 from services.cage.rules import BuyChips, CashOut
-from services.games.base import RuleError
 from services.gateway.auth import Principal, authorize
 from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.night import ID_PATTERN
-from services.raffles.actor import raffle_stream
 from services.raffles.config_input import raffle_options
 from services.raffles.queen_of_hearts import POSITIONS
 from services.raffles.state import (
@@ -35,7 +34,6 @@ from services.raffles.state import (
     SetupRaffle,
     TryKey,
 )
-from services.supervisor import CAGE, table_stream
 from services.tables.rules import (
     AddStock,
     CallNoMoreBets,

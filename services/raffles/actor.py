@@ -16,14 +16,9 @@ from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
+from services.aggregates import RAFFLE_PREFIX
 from services.raffles import rules
 from services.raffles.state import HoldDrawing, RaffleCommand, RaffleState
-
-STREAM_PREFIX = "raffle:"
-
-
-def raffle_stream(raffle_id: str) -> str:
-    return f"{STREAM_PREFIX}{raffle_id}"
 
 
 class RaffleRules:
@@ -33,7 +28,7 @@ class RaffleRules:
         self.rng = rng if rng is not None else secrets.SystemRandom()
 
     def initial(self, stream: str) -> RaffleState:
-        return RaffleState(raffle=stream.removeprefix(STREAM_PREFIX))
+        return RaffleState(raffle=stream.removeprefix(RAFFLE_PREFIX))
 
     def decide(self, state: RaffleState, command: RaffleCommand) -> list[Event]:
         if isinstance(command, HoldDrawing) and command.draws is None and state.method == "rng":

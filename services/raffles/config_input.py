@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 
 TIME_KEYS = ("first_drawing_at",)
 TIME_LIST_KEYS = ("drawings",)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, Protocol
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 
 __all__ = [
     "ACCOUNT_FIELDS",

@@ -30,7 +30,7 @@ from events.raffles import (
     RaffleSalesClosed,
     TicketSold,
 )
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import queen_of_hearts, standard, tickets, treasure_chest
 from services.raffles import serials as runs
 from services.raffles.purchasers import check_online_purchase

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from events.base import Event
 from events.raffles import DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded, Winner
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import serials as runs
 from services.raffles import tickets
 from services.raffles.state import RaffleState

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import serials as runs
 
 KINDS: Final = ("standard", "fifty_fifty", "queen_of_hearts", "treasure_chest")

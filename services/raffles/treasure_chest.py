@@ -27,7 +27,7 @@ from events.raffles import (
     RaffleEnded,
     Winner,
 )
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import serials as runs
 from services.raffles import tickets
 from services.raffles.state import RaffleState, TryKey

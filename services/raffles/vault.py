@@ -37,8 +37,8 @@ import structlog
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from services.aggregates import RuleError
 from services.derived_keys import derive_key
-from services.games.base import RuleError
 from services.raffles.purchasers import (
     ACCOUNT_FIELDS,
     PurchaserAccount,

@@ -7,6 +7,7 @@ from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
+from services.aggregates import TABLE_PREFIX
 from services.cage.rules import balance_moves
 from services.tables import rules
 from services.tables.rules import PlaceBet, TableCommand, TableState
@@ -16,7 +17,7 @@ class TableRules:
     """What the generic actor needs to run one table's stream."""
 
     def initial(self, stream: str) -> TableState:
-        return TableState(table=stream.removeprefix("table:"))
+        return TableState(table=stream.removeprefix(TABLE_PREFIX))
 
     def decide(self, state: TableState, command: TableCommand) -> list[Event]:
         return rules.decide(state, command)

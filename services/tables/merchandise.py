@@ -24,7 +24,7 @@ from typing import Any
 from events.base import Event
 from events.merchandise import MerchandiseAwarded, PrizeLimitReached, StockItem
 from events.tables import BetSettlement
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.games.wheels import section_prize, sections_won_by
 
 MERCHANDISE_WHEEL = "merchandise_wheel"

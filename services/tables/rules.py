@@ -26,7 +26,8 @@ from events.tables import (
     TableClosed,
     TableOpened,
 )
-from services.games.base import Game, PlacedBet, RuleError
+from services.aggregates import RuleError
+from services.games.base import Game, PlacedBet
 from services.games.registry import game as game_named
 from services.games.wheels import parse_inventory
 from services.tables import merchandise

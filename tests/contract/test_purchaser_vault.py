@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from structlog.testing import capture_logs
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles.purchasers import PurchaserAccount, parse_account
 from services.raffles.vault import (
     PURCHASER_ID_PREFIX,

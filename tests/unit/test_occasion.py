@@ -10,7 +10,7 @@ import pytest
 
 from events.base import from_data
 from events.license import OccasionStarted
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.license import LicenseState, StartOccasion, decide, evolve, occasion_open
 from services.night import NightError, parse_night
 from tests.conftest import night_doc

@@ -6,8 +6,8 @@ import pytest
 
 from events.cage import ChipsIssued, ChipsRedeemed
 from events.tables import BetCancelled, BetPlaced, BetSettlement, Settled
+from services.aggregates import RuleError
 from services.cage.rules import BuyChips, CageState, CashOut, balance_moves, decide, evolve
-from services.games.base import RuleError
 
 
 def test_buying_and_cashing_out_chips() -> None:

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.games.base import PlacedBet, RuleError, Settlement
+from services.aggregates import RuleError
+from services.games.base import PlacedBet, Settlement
 from services.games.roulette import (
     AMERICAN_WHEEL_ORDER,
     COLOURS,

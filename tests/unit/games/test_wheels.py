@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.games.base import PlacedBet, RuleError
+from services.aggregates import RuleError
+from services.games.base import PlacedBet
 from services.games.registry import GAMES
 from services.games.wheels import (
     BIG_NINE,

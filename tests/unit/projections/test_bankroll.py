@@ -18,8 +18,9 @@ from events.cage import ChipsIssued, ChipsRedeemed
 from events.license import OccasionStarted
 from events.tables import BetCancelled, BetPlaced, Settled
 from projections.bankroll import Bankrolls
+from services.aggregates import RuleError
 from services.cage.rules import balance_moves
-from services.games.base import PlacedBet, RuleError
+from services.games.base import PlacedBet
 from services.games.roulette import ROULETTE
 from services.tables.rules import (
     CallNoMoreBets,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from events.base import Event, to_data
 from events.codec import encode
 from projections.control_sheets import ControlSheets
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.tables.rules import (
     AddStock,
     CallNoMoreBets,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from events.base import Event
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import queen_of_hearts as qoh
 from services.raffles.rules import decide, evolve
 from services.raffles.state import (

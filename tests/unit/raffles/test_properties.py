@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from events.raffles import CardRevealed, PrizeAwarded, ProfitKept, TicketSold
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import queen_of_hearts as qoh
 from services.raffles import serials as runs
 from services.raffles import treasure_chest as tc

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles.purchasers import (
     ACCOUNT_FIELDS,
     LICENSE_STATE,

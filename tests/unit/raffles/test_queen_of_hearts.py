@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from events.raffles import CardRevealed, DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import queen_of_hearts as qoh
 from services.raffles import tickets
 from services.raffles.state import HoldDrawing, RevealCard, SellTicket

@@ -9,7 +9,7 @@ import pytest
 
 from events.base import to_data
 from events.raffles import RaffleOpened, TicketSold
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles.purchasers import PurchaserAccount
 from services.raffles.rules import decide, draw_sizes
 from services.raffles.state import (

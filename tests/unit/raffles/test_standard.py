@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from events.raffles import DrawingHeld, PrizeAwarded, ProfitKept, RaffleEnded, TicketSold
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import tickets
 from services.raffles.state import CloseSales, HoldDrawing, RecordDrawingMethod, SellTicket
 from tests.unit.raffles.support import (

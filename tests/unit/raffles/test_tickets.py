@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import tickets
 from services.raffles.rules import parse_config
 from tests.unit.raffles.support import DAY, NOW, common, standard_config

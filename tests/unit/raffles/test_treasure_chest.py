@@ -14,7 +14,7 @@ from events.raffles import (
     ProfitKept,
     RaffleEnded,
 )
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.raffles import treasure_chest as tc
 from services.raffles.rules import draw_sizes
 from services.raffles.state import (

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from events.base import Event
 from events.merchandise import MerchandiseAwarded, MerchandiseStocked, PrizeLimitReached
 from events.tables import Settled, TableOpened
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.tables.rules import (
     AddStock,
     CallNoMoreBets,

@@ -14,7 +14,7 @@ from events.tables import (
     TableClosed,
     TableOpened,
 )
-from services.games.base import RuleError
+from services.aggregates import RuleError
 from services.games.roulette import AMERICAN_WHEEL_ORDER
 from services.tables.rules import (
     CallNoMoreBets,

@@ -1,0 +1,49 @@
+"""What the rules of every aggregate share: the refusal with its code, and stream names.
+
+Games, tables, raffles, the cage and the license import this module; it imports nothing
+of the project. A stream is named after its aggregate: ``table:<id>``, ``raffle:<id>``,
+and the two singletons ``cage`` and ``license`` (docs/ARCHITECTURE.md "Streams").
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+TABLE_PREFIX: Final = "table:"
+RAFFLE_PREFIX: Final = "raffle:"
+CAGE: Final = "cage"
+"""The cage's stream: chips sold and cashed out."""
+LICENSE: Final = "license"
+"""The license stream: the organization's license and its occasions."""
+
+
+class RuleError(Exception):
+    """A command or configuration that the rules refuse, with a stable protocol error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"RuleError({self.code!r}, {self.message!r})"
+
+
+def table_stream(table_id: str) -> str:
+    """The stream of table ``table_id``."""
+    return f"{TABLE_PREFIX}{table_id}"
+
+
+def raffle_stream(raffle_id: str) -> str:
+    """The stream of raffle ``raffle_id``."""
+    return f"{RAFFLE_PREFIX}{raffle_id}"
+
+
+def table_of(stream: str) -> str | None:
+    """The table id of a table's stream, None for any other stream."""
+    return stream[len(TABLE_PREFIX) :] if stream.startswith(TABLE_PREFIX) else None
+
+
+def raffle_of(stream: str) -> str | None:
+    """The raffle id of a raffle's stream, None for any other stream."""
+    return stream[len(RAFFLE_PREFIX) :] if stream.startswith(RAFFLE_PREFIX) else None
