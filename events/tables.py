@@ -102,3 +102,43 @@ class TableClosed(Event):
     """The table closed; every later command gets ``table_closed``."""
 
     reason: str
+
+
+@event("WagerAdded")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerAdded(Event):
+    """A wager beyond a bet's first, placed during the round: a double, a split hand or an
+    insurance (Black Jack, 4620.5(k), (l), (m)). ``wager_id`` names the new wager (its
+    settlement refers to it); ``bet_id`` is the bet it belongs to; its amount has left the
+    player's balance."""
+
+    round: int
+    bet_id: str
+    wager_id: str
+    player: str
+    amount: int
+    kind: str
+
+
+@event("PartSettled")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartSettled(Event):
+    """Some of the round's wagers settled before the round ends (an insurance, a natural
+    paid at once, a hand played out); ``part`` says which (``insurance``, ``hand:3.0``).
+    Like :class:`Settled`, ``paid`` sums what went back to the players."""
+
+    round: int
+    part: str
+    settlements: tuple[BetSettlement, ...]
+    wagered: int
+    paid: int
+
+
+@event("RoundEnded")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundEnded(Event):
+    """A round of many steps is over: every wager of it has settled (in :class:`PartSettled`
+    events), and the table may open the next round. A round of one outcome ends with its
+    :class:`Settled` instead."""
+
+    round: int

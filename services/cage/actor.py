@@ -8,6 +8,7 @@ from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
+from events.money import balance_moves
 from services.cage import rules
 from services.cage.rules import CageCommand, CageState, CashOut
 
@@ -31,7 +32,7 @@ class CageRules:
         return None
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
-        return rules.balance_moves(events)
+        return balance_moves(events)
 
     def debtors(self, command: CageCommand) -> Sequence[str]:
         return (command.player,) if isinstance(command, CashOut) else ()

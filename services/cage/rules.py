@@ -7,12 +7,10 @@ request, the store checks the money.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from events.base import Event
 from events.cage import ChipsIssued, ChipsRedeemed
-from events.tables import BetCancelled, BetPlaced, Settled
 from services.aggregates import RuleError
 
 
@@ -60,26 +58,3 @@ def evolve(state: CageState, event: Event) -> CageState:
     if isinstance(event, ChipsRedeemed):
         return replace(state, version=state.version + 1, redeemed=state.redeemed + event.amount)
     return replace(state, version=state.version + 1)
-
-
-def balance_moves(events: Sequence[Event]) -> list[tuple[str, int]]:
-    """How events move players' balances (player, signed cents).
-
-    A negative move (a bet, a cash-out) is guarded by the store: the whole command is
-    refused with ``insufficient_funds`` if any balance would go below zero.
-    """
-    moves: list[tuple[str, int]] = []
-    for ev in events:
-        if isinstance(ev, ChipsIssued):
-            moves.append((ev.player, ev.amount))
-        elif isinstance(ev, (ChipsRedeemed, BetPlaced)):
-            moves.append((ev.player, -ev.amount))
-        elif isinstance(ev, BetCancelled):
-            moves.append((ev.player, ev.amount))
-        elif isinstance(ev, Settled):
-            paid: dict[str, int] = {}
-            for s in ev.settlements:
-                if s.paid:
-                    paid[s.player] = paid.get(s.player, 0) + s.paid
-            moves += sorted(paid.items())
-    return moves

@@ -1,17 +1,24 @@
-"""What every game family shares: the rule error, a placed bet, a settlement, the Game port.
+"""What every game family shares: a placed bet, a settlement, the round view, the Game port.
 
-Pure: no I/O, clock or randomness. A game module (roulette, wheels, dice, cards) implements
-the :class:`Game` protocol; the table rules (``services.tables.rules``) run the generic round
-lifecycle (open, bets, no more bets, outcome, settlement) and ask the game for everything
-that depends on the layout.
+A game owns its round (docs/ARCHITECTURE.md "A game owns its round"): it is a pure state
+machine with its own state type (``play``), its own steps and its own settlement, which may
+come in parts. The table (``services.tables.rules``) keeps what every game shares: money
+(bets placed and taken back), limits, the order of commands and the lifecycle (open, a
+round open for bets, no more bets, the round in play, closed). Randomness and secrets reach
+a game only through :meth:`Game.prepare`, which the table actor's adapter calls with its
+:class:`Chance`; every other method is pure: no I/O, clock or randomness.
+
+Games with one outcome per round (roulette, the wheels) implement the smaller
+:class:`OutcomeGame` and run through ``services.games.single_outcome``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
+from events.base import Event
 from events.tables import BetSettlement
 from services.aggregates import RuleError
 
@@ -61,8 +68,10 @@ Settlement = BetSettlement
 ``Settled`` event records, so an audit recomputes it field for field."""
 
 
-class Game(Protocol):
-    """The layout-specific part of a table game; every method is pure."""
+class OutcomeGame(Protocol):
+    """A game whose round has one outcome (roulette, the wheels); every method is pure.
+
+    ``services.games.single_outcome.SingleOutcome`` runs it as a :class:`Game`."""
 
     name: str
     """The game's name as the license and the night file list it (``roulette``)."""
@@ -111,4 +120,127 @@ class Game(Protocol):
 
     def winning_key(self, outcome: Mapping[str, JSON]) -> str:
         """The outcome as one string (roulette: the pocket), kept as the table's last result."""
+        ...
+
+
+OutcomeMode = Literal["dealer", "rng"]
+"""``dealer``: the physical device or shoe, its results entered; ``rng``: the server draws."""
+RoundPhase = Literal["idle", "betting", "in_play"]
+"""``idle``: no round (between rounds); ``betting``: open for bets; ``in_play``: no more bets
+was called (or a step of the game closed the bets) and the round is not over."""
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Round:
+    """What the table tells a game about the round when it asks it to decide a step."""
+
+    table: str
+    number: int
+    """The round's number (0 before the first round)."""
+    phase: RoundPhase
+    outcome_mode: OutcomeMode
+    bets: Sequence[PlacedBet]
+    """The round's bets still on the layout, in the order placed."""
+    next_seq: int
+    """The seq the first event decided now will get (ids made from it are unique)."""
+
+
+class Chance(Protocol):
+    """Randomness and secrets as the table actor's adapter provides them: the only place
+    where they enter. A game's :meth:`Game.prepare` writes what it takes from here into the
+    step, as data; the pure ``decide`` then checks and records it."""
+
+    def below(self, bound: int) -> int:
+        """A uniform integer in ``[0, bound)`` from a CSPRNG (unbiased: no modulo)."""
+        ...
+
+    def salt(self) -> str:
+        """A fresh random salt (32 hex digits) for a commitment."""
+        ...
+
+    def seal(self, context: str, plain: bytes) -> str:
+        """``plain`` encrypted and authenticated under the server's key, bound to
+        ``context`` (the table and what it is, such as ``bj-1/shoe/3``); text for an event."""
+        ...
+
+    def unseal(self, context: str, sealed: str) -> bytes:
+        """The plain bytes of :meth:`seal`; ValueError when ``sealed`` was not sealed by this
+        server for ``context``."""
+        ...
+
+
+class Game(Protocol[P]):
+    """A table game that owns its round. ``P`` is its state type (``play``), folded from
+    every event of the table's stream and kept across rounds (a merchandise wheel's shelf,
+    a Black Jack shoe). Every method but :meth:`prepare` is pure."""
+
+    name: str
+    """The game's name as the license and the night file list it (``roulette``)."""
+
+    def parse_config(self, raw: Mapping[str, JSON]) -> Mapping[str, JSON]:
+        """Validate a table's game options and return them in canonical form (RuleError
+        ``invalid_config`` for options the regulations do not allow)."""
+        ...
+
+    def initial(self, config: Mapping[str, JSON]) -> P:
+        """The game's state when its table is opened (before the opening events fold)."""
+        ...
+
+    def opening(self, config: Mapping[str, JSON]) -> list[Event]:
+        """Events of the game that follow ``TableOpened`` (a merchandise wheel's opening
+        inventory); usually none."""
+        ...
+
+    def check_bet(
+        self, config: Mapping[str, JSON], play: P, bet: JSON, amount: int
+    ) -> Mapping[str, JSON]:
+        """The canonical form of a bet of ``amount`` cents placed while the round is open
+        for bets, or RuleError: ``bad_request`` (malformed), ``invalid_bet`` (not on this
+        layout), ``wager_not_offered``, ``over_limit``, ``invalid_amount`` (a stake whose
+        payout would need a fraction of a cent), or a game's own code."""
+        ...
+
+    def prepare(
+        self, config: Mapping[str, JSON], play: P, round: Round, step: Any, chance: Chance
+    ) -> Any:
+        """The step with what only chance or the server's secrets can give written into
+        it as data (a draw, a shuffle, a sealed card and its salt); the step itself when it
+        needs none. Called by the table actor's adapter against the exact state the step is
+        decided on. Must not refuse: a step it cannot complete is left for ``decide`` to
+        refuse with its code."""
+        ...
+
+    def decide(self, config: Mapping[str, JSON], play: P, round: Round, step: Any) -> list[Event]:
+        """The events of one of the game's own steps (any command that is not one of the
+        table's), or RuleError with its code. ``wrong_game`` for a step of another game.
+
+        A step may close the bets (its events then begin with ``NoMoreBets``), move money
+        beyond the first bet (``WagerAdded``), settle some wagers (``PartSettled``) and end
+        the round (``Settled`` for a round of one outcome, else ``RoundEnded``): the money
+        of those events is read in one place, ``events.money``."""
+        ...
+
+    def evolve(self, config: Mapping[str, JSON], play: P, event: Event) -> P:
+        """Fold one event of the table's stream (the table's own events too: a bet placed,
+        a round opened) into the game's state."""
+        ...
+
+    def closed(self, play: P) -> bool:
+        """Whether the game has closed its table by itself (a merchandise wheel at its
+        aggregate prize limit): every later command gets ``table_closed``."""
+        ...
+
+    def debtors(self, play: P, round: Round, step: Any) -> Sequence[str]:
+        """Players whose balance the step may debit (a double, a split, an insurance)."""
+        ...
+
+    def view(self, config: Mapping[str, JSON], play: P, round: Round) -> dict[str, JSON]:
+        """What every reader of the table may see of the game's state (no secret: never a
+        face-down card or the order of a shoe)."""
+        ...
+
+    def result(self, events: Sequence[Event]) -> dict[str, JSON]:
+        """The game's part of a command's reply, from the events it caused."""
         ...

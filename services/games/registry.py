@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.games.base import Game
+from services.games.base import OutcomeGame
 from services.games.roulette import ROULETTE
 from services.games.wheels import WHEEL_GAMES
 
-GAMES: Mapping[str, Game] = {ROULETTE.name: ROULETTE, **WHEEL_GAMES}
+GAMES: Mapping[str, OutcomeGame] = {ROULETTE.name: ROULETTE, **WHEEL_GAMES}
 
 
-def game(name: str) -> Game:
+def game(name: str) -> OutcomeGame:
     """The table game called ``name``; KeyError when the server has no rules for it."""
     return GAMES[name]

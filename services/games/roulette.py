@@ -21,7 +21,7 @@ from typing import Final
 from services.aggregates import RuleError
 from services.games.base import (
     JSON,
-    Game,
+    OutcomeGame,
     PlacedBet,
     Settlement,
     bad_request,
@@ -615,7 +615,7 @@ def covered(config: Mapping[str, JSON], bet: Mapping[str, JSON]) -> frozenset[st
 
 
 class Roulette:
-    """Roulette under 4620.4, NJ wagers as table options; implements ``base.Game``."""
+    """Roulette under 4620.4, NJ wagers as table options; implements ``base.OutcomeGame``."""
 
     name: str = "roulette"
 
@@ -798,5 +798,5 @@ class Roulette:
         return str(outcome["pocket"])
 
 
-ROULETTE: Final[Game] = Roulette()
-"""The roulette game, as the table rules use it (``base.Game``)."""
+ROULETTE: Final[OutcomeGame] = Roulette()
+"""The roulette game, as the table rules use it (``base.OutcomeGame``)."""

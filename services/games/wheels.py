@@ -27,7 +27,7 @@ from typing import Final
 from services.aggregates import RuleError
 from services.games.base import (
     JSON,
-    Game,
+    OutcomeGame,
     PlacedBet,
     Settlement,
     bad_request,
@@ -735,7 +735,7 @@ def player_return(config: Mapping[str, JSON], space: str, game: str) -> Fraction
 
 
 class Wheel:
-    """One wheel game of Part 4620 on the shared engine; implements ``base.Game``."""
+    """One wheel game of Part 4620 on the shared engine; implements ``base.OutcomeGame``."""
 
     def __init__(self, name: str) -> None:
         self.name: str = name
@@ -883,16 +883,16 @@ class Wheel:
         return str(outcome["section"])
 
 
-BIG_SIX: Final[Game] = Wheel("big_six")
-BIG_NINE: Final[Game] = Wheel("big_nine")
-MONEY_WHEEL: Final[Game] = Wheel("money_wheel")
-COLOR_WHEEL: Final[Game] = Wheel("color_wheel")
-HORSE_RACE_WHEEL: Final[Game] = Wheel("horse_race_wheel")
-FRUIT_WHEEL: Final[Game] = Wheel("fruit_wheel")
-CARD_WHEEL: Final[Game] = Wheel("card_wheel")
-MERCHANDISE_WHEEL: Final[Game] = Wheel("merchandise_wheel")
+BIG_SIX: Final[OutcomeGame] = Wheel("big_six")
+BIG_NINE: Final[OutcomeGame] = Wheel("big_nine")
+MONEY_WHEEL: Final[OutcomeGame] = Wheel("money_wheel")
+COLOR_WHEEL: Final[OutcomeGame] = Wheel("color_wheel")
+HORSE_RACE_WHEEL: Final[OutcomeGame] = Wheel("horse_race_wheel")
+FRUIT_WHEEL: Final[OutcomeGame] = Wheel("fruit_wheel")
+CARD_WHEEL: Final[OutcomeGame] = Wheel("card_wheel")
+MERCHANDISE_WHEEL: Final[OutcomeGame] = Wheel("merchandise_wheel")
 
-WHEEL_GAMES: Final[Mapping[str, Game]] = {
+WHEEL_GAMES: Final[Mapping[str, OutcomeGame]] = {
     g.name: g
     for g in (
         BIG_SIX,

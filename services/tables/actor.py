@@ -7,8 +7,8 @@ from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
+from events.money import balance_moves
 from services.aggregates import TABLE_PREFIX
-from services.cage.rules import balance_moves
 from services.tables import rules
 from services.tables.rules import PlaceBet, TableCommand, TableState
 

@@ -27,7 +27,8 @@ from events.tables import (
     TableOpened,
 )
 from services.aggregates import RuleError
-from services.games.base import Game, PlacedBet
+from services.games.base import OutcomeGame as Game
+from services.games.base import PlacedBet
 from services.games.registry import game as game_named
 from services.games.wheels import parse_inventory
 from services.tables import merchandise

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from events.cage import ChipsIssued, ChipsRedeemed
+from events.money import balance_moves
 from events.tables import BetCancelled, BetPlaced, BetSettlement, Settled
 from services.aggregates import RuleError
-from services.cage.rules import BuyChips, CageState, CashOut, balance_moves, decide, evolve
+from services.cage.rules import BuyChips, CageState, CashOut, decide, evolve
 
 
 def test_buying_and_cashing_out_chips() -> None:

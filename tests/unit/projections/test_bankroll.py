@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from events.base import Event, to_data
 from events.cage import ChipsIssued, ChipsRedeemed
 from events.license import OccasionStarted
+from events.money import balance_moves
 from events.tables import BetCancelled, BetPlaced, Settled
 from projections.bankroll import Bankrolls
 from services.aggregates import RuleError
-from services.cage.rules import balance_moves
 from services.games.base import PlacedBet
 from services.games.roulette import ROULETTE
 from services.tables.rules import (
