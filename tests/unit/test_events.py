@@ -32,10 +32,13 @@ from events.tables import (
     BetSettlement,
     NoMoreBets,
     OutcomeRecorded,
+    PartSettled,
+    RoundEnded,
     RoundOpened,
     Settled,
     TableClosed,
     TableOpened,
+    WagerAdded,
 )
 from tests.unit.raffles.samples import RAFFLE_SAMPLES
 
@@ -126,6 +129,17 @@ HAND_WRITTEN: list[Event] = [
     SETTLED,
     Settled(round=4, outcome={"pocket": "5"}, settlements=(), wagered=0, paid=0),
     TableClosed(reason="end of night"),
+    WagerAdded(
+        round=2, bet_id="bj-1.2.5", wager_id="bj-1.2.5/d", player="p-1", amount=500, kind="double"
+    ),
+    PartSettled(
+        round=2,
+        part="insurance",
+        settlements=(BetSettlement("bj-1.2.5/i", "p-1", 250, "won", 750),),
+        wagered=250,
+        paid=750,
+    ),
+    RoundEnded(round=2),
     ChipsIssued(player="p-1", amount=1000),
     ChipsRedeemed(player="p-1", amount=250),
     LicenseRecorded(
