@@ -282,7 +282,7 @@ def test_nested_settlements_come_back_as_a_tuple_of_dataclasses() -> None:
 
 
 def test_string_tuples_come_back_as_tuples() -> None:
-    lic = HAND_WRITTEN[11]
+    lic = next(e for e in HAND_WRITTEN if isinstance(e, LicenseRecorded))
     assert isinstance(lic, LicenseRecorded)
     back = decode(encode(_seal(lic))).event()
     assert isinstance(back, LicenseRecorded)
