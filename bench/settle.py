@@ -20,8 +20,9 @@ from events.envelope import GENESIS_HASH, seal
 from events.tables import BetPlaced, Settled
 from services.games.base import PlacedBet
 from services.games.roulette import ROULETTE
+from services.games.single_outcome import RecordOutcome
 from services.tables import rules
-from services.tables.rules import RecordOutcome, TableState
+from services.tables.rules import TableState
 
 BETS = 10_000
 OPTIONS = {"options": ["basket", "five_adjacent", "seven_numbers"]}

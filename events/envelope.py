@@ -42,6 +42,8 @@ class Envelope:
     raw: bytes | None = field(default=None, init=False, compare=False, repr=False)
     """A cache of the stored msgpack bytes, set by ``seal`` and ``decode`` only: any copy
     (``dataclasses.replace``) drops it, so an edited envelope is always packed afresh."""
+    body: Event | None = field(default=None, init=False, compare=False, repr=False)
+    """The typed body it was sealed from (set by ``seal`` only; a copy drops it)."""
 
     def with_raw(self, raw: bytes) -> Envelope:
         object.__setattr__(self, "raw", raw)
@@ -55,6 +57,8 @@ class Envelope:
 
     def event(self) -> Event:
         """The typed body, upcast to the current version."""
+        if self.body is not None:
+            return self.body
         return from_data(self.type, self.version, self.data)
 
 
@@ -147,6 +151,7 @@ def seal(
         hash=digest,
         data=data,
     )
+    object.__setattr__(env, "body", body)
     return env.with_raw(_fixarray(ENCODED_FIELDS) + head + _pack(digest) + data_bytes)
 
 

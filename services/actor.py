@@ -74,8 +74,9 @@ class Rules(Protocol[S, C_contra]):
 
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]: ...
 
-    def debtors(self, command: C_contra) -> Sequence[str]:
-        """Players whose balance the command may debit (read when an overdraft was met)."""
+    def debtors(self, state: S, command: C_contra) -> Sequence[str]:
+        """Players whose balance the command may debit at ``state`` (read when an
+        overdraft was met)."""
         ...
 
     def result(self, state: S, envelopes: Sequence[Envelope]) -> dict[str, Any]: ...
@@ -308,7 +309,7 @@ class Actor(Generic[S, C]):
         Returns the indexes still to decide, the in-batch repeats of a key (index -> index
         of its first occurrence, which get the first one's reply) and the balances.
         """
-        debtors = {p for sub in batch for p in self.rules.debtors(sub.command)}
+        debtors = {p for sub in batch for p in self.rules.debtors(self.state, sub.command)}
         stored, balances = await self.store.lookup([s.key for s in batch], sorted(debtors))
         for sub, raw in zip(batch, stored, strict=True):
             if raw is not None and not sub.future.done():

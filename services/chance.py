@@ -39,20 +39,21 @@ class ServerChance:
         if len(key) != 32:
             raise ValueError("the sealing key must be 32 bytes")
         self._aead = AESGCM(key)
-        self._rng = rng if rng is not None else secrets.SystemRandom()
-        self._seeded = rng is not None
+        self.rng: random.Random = rng if rng is not None else secrets.SystemRandom()
+        """The CSPRNG itself (``secrets.SystemRandom``; a seeded generator under test)."""
+        self._seeded = rng is not None and not isinstance(rng, secrets.SystemRandom)
 
     def below(self, bound: int) -> int:
         """Uniform in ``[0, bound)``: ``randrange`` rejects rather than reducing modulo."""
-        return self._rng.randrange(bound)
+        return self.rng.randrange(bound)
 
     def salt(self) -> str:
         """32 hex digits of randomness (from the seeded generator under test)."""
-        raw = self._rng.randbytes(SALT_BYTES) if self._seeded else os.urandom(SALT_BYTES)
+        raw = self.rng.randbytes(SALT_BYTES) if self._seeded else os.urandom(SALT_BYTES)
         return raw.hex()
 
     def seal(self, context: str, plain: bytes) -> str:
-        nonce = self._rng.randbytes(NONCE_BYTES) if self._seeded else os.urandom(NONCE_BYTES)
+        nonce = self.rng.randbytes(NONCE_BYTES) if self._seeded else os.urandom(NONCE_BYTES)
         sealed = nonce + self._aead.encrypt(nonce, plain, context.encode())
         return base64.b64encode(sealed).decode("ascii")
 

@@ -161,7 +161,7 @@ class LicenseRules:
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return []
 
-    def debtors(self, command: LicenseCommand) -> Sequence[str]:
+    def debtors(self, state: LicenseState, command: LicenseCommand) -> Sequence[str]:
         return ()
 
     def result(self, state: LicenseState, envelopes: Sequence[Envelope]) -> dict[str, Any]:

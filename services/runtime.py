@@ -21,6 +21,7 @@ from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import cancel_and_wait, error_reply
 from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
+from services.chance import ServerChance, seal_key
 from services.deadlines import Deadlines
 from services.gateway.metrics import Metrics
 from services.gateway.revocations import Revocations
@@ -114,6 +115,7 @@ class Runtime:
             mailbox_size=s.mailbox_size,
             on_batch=self.metrics.observe_batch,
             board_key=board.board_key(self.secret),
+            chance=ServerChance(seal_key(self.secret), self.rng),
         )
         await self.supervisor.start()
         await self._start_anchor()

@@ -10,7 +10,6 @@ its actor at start; a new one gets its actor when it is set up.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +21,7 @@ from services.actor import Actor, Reply, Submission, cancel_and_wait, error_repl
 from services.aggregates import CAGE, LICENSE, raffle_of, raffle_stream, table_stream
 from services.broker import Broker
 from services.cage.actor import CageRules
+from services.chance import ServerChance
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
@@ -61,6 +61,7 @@ class Supervisor:
         mailbox_size: int = 1024,
         on_batch: Callable[[int, float], None] | None = None,
         board_key: bytes = b"",
+        chance: ServerChance,
     ) -> None:
         self.store = store
         self.board_key = board_key
@@ -69,7 +70,8 @@ class Supervisor:
         self.night = night
         self.actors: dict[str, Actor[Any, Any]] = {}
         self.tasks: list[asyncio.Task[None]] = []
-        self.raffle_rng = secrets.SystemRandom()
+        self.chance = chance
+        """Where randomness enters: every actor's rules adapter draws from it."""
         self.raffles: set[str] = set()
         """Every raffle with an actor: declared tonight, found in the store, or set up."""
         self.started = False
@@ -96,16 +98,16 @@ class Supervisor:
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
         for spec in night.tables:
-            make(table_stream(spec.id), TableRules())
+            make(table_stream(spec.id), TableRules(self.chance))
         for raffle in night.raffles:
-            make(raffle_stream(raffle.id), RaffleRules(self.raffle_rng))
+            make(raffle_stream(raffle.id), RaffleRules(self.chance))
 
     def ensure_raffle(self, raffle_id: str) -> None:
         """Give a raffle being set up by command its actor (it folds its stream first)."""
         stream = raffle_stream(raffle_id)
         if stream in self.actors:
             return
-        actor = self._make(stream, RaffleRules(self.raffle_rng))
+        actor = self._make(stream, RaffleRules(self.chance))
         if self.started:
             task = asyncio.create_task(actor.run(), name=f"actor:{stream}")
             self.tasks.append(task)
@@ -153,7 +155,7 @@ class Supervisor:
         up the night file's raffles."""
         for stream in await self.store.stream_names():
             if raffle_of(stream) is not None and stream not in self.actors:
-                self._make(stream, RaffleRules(self.raffle_rng))
+                self._make(stream, RaffleRules(self.chance))
         for actor in self.actors.values():
             await actor.load()
             self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{actor.stream}"))
@@ -185,7 +187,7 @@ class Supervisor:
             commitments: tuple[str, ...] = ()
             if raffle.options.get("board") == "server":
                 commitments = await board.ensure_board(
-                    self.store.redis, self.board_key, self.store.org, raffle.id, self.raffle_rng
+                    self.store.redis, self.board_key, self.store.org, raffle.id, self.chance.rng
                 )
             await self._system(
                 raffle_stream(raffle.id),

@@ -34,7 +34,7 @@ class CageRules:
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return balance_moves(events)
 
-    def debtors(self, command: CageCommand) -> Sequence[str]:
+    def debtors(self, state: CageState, command: CageCommand) -> Sequence[str]:
         return (command.player,) if isinstance(command, CashOut) else ()
 
     def result(self, state: CageState, envelopes: Sequence[Envelope]) -> dict[str, Any]:

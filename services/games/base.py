@@ -94,7 +94,12 @@ class OutcomeGame(Protocol):
         ...
 
     def outcomes(self, config: Mapping[str, JSON]) -> Sequence[str]:
-        """Every possible outcome, each equally likely on a fair device (the RNG draws one)."""
+        """Every possible outcome, each equally likely on a fair device."""
+        ...
+
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """The bounds of the uniform integers a server draw takes (roulette: one index
+        below 38); the adapter draws them through the Chance."""
         ...
 
     def check_outcome(
@@ -107,9 +112,10 @@ class OutcomeGame(Protocol):
         ...
 
     def drawn_outcome(
-        self, config: Mapping[str, JSON], index: int, previous: str | None
+        self, config: Mapping[str, JSON], draw: Sequence[int], previous: str | None
     ) -> Mapping[str, JSON]:
-        """The canonical outcome for ``outcomes(config)[index]`` drawn by the server's RNG."""
+        """The canonical outcome for the integers ``draw`` (each below its bound of
+        :meth:`draw_bounds`) drawn by the server; RuleError ``invalid_outcome`` otherwise."""
         ...
 
     def settle(
@@ -125,9 +131,10 @@ class OutcomeGame(Protocol):
 
 OutcomeMode = Literal["dealer", "rng"]
 """``dealer``: the physical device or shoe, its results entered; ``rng``: the server draws."""
-RoundPhase = Literal["idle", "betting", "in_play"]
-"""``idle``: no round (between rounds); ``betting``: open for bets; ``in_play``: no more bets
-was called (or a step of the game closed the bets) and the round is not over."""
+RoundPhase = Literal["idle", "betting", "no_more_bets"]
+"""``idle``: no round (between rounds); ``betting``: open for bets; ``no_more_bets``: the
+bets are closed (the dealer's call, or a step of the game that closes them, such as a
+deal) and the round is in play until its end."""
 
 P = TypeVar("P")
 

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from services.games.base import OutcomeGame
+from services.games.base import Game
+from services.games.merchandise import MERCHANDISE
 from services.games.roulette import ROULETTE
+from services.games.single_outcome import SingleOutcome
 from services.games.wheels import WHEEL_GAMES
 
-GAMES: Mapping[str, OutcomeGame] = {ROULETTE.name: ROULETTE, **WHEEL_GAMES}
+GAMES: Mapping[str, Game[Any]] = {
+    ROULETTE.name: SingleOutcome(ROULETTE),
+    **{name: SingleOutcome(g) for name, g in WHEEL_GAMES.items()},
+    MERCHANDISE.name: MERCHANDISE,
+}
+"""Every game a table may play: each owns its round (``services.games.base.Game``)."""
 
 
-def game(name: str) -> OutcomeGame:
+def game(name: str) -> Game[Any]:
     """The table game called ``name``; KeyError when the server has no rules for it."""
     return GAMES[name]

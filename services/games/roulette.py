@@ -721,13 +721,18 @@ class Roulette:
                 )
         return {"pocket": pocket, "spun_from": spun_from}
 
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """One uniform pocket index: every pocket equally likely, 4620.4(c)(3)."""
+        return (len(WHEELS[config["wheel"]]),)
+
     def drawn_outcome(
-        self, config: Mapping[str, JSON], index: int, previous: str | None
+        self, config: Mapping[str, JSON], draw: Sequence[int], previous: str | None
     ) -> Mapping[str, JSON]:
-        """The outcome for pocket ``outcomes(config)[index]``, spun from ``previous``."""
+        """The outcome for pocket ``outcomes(config)[draw[0]]``, spun from ``previous``."""
         order = WHEELS[config["wheel"]]
-        if not is_whole_number(index) or not 0 <= index < len(order):
-            raise invalid_outcome(f"outcome index {index!r} is not in 0..{len(order) - 1}")
+        index = draw[0] if len(draw) == 1 else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(order):
+            raise invalid_outcome(f"outcome draw {draw!r} is not one index in 0..{len(order) - 1}")
         return {"pocket": order[index], "spun_from": previous}
 
     def settle(

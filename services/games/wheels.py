@@ -827,12 +827,17 @@ class Wheel:
             raise invalid_outcome(f"section {section!r} is not on this wheel (0..{n - 1})")
         return {"section": section}
 
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """One uniform section index: every section equally likely on a fair wheel."""
+        return (len(_compiled(self.name, config).outcomes),)
+
     def drawn_outcome(
-        self, config: Mapping[str, JSON], index: int, previous: str | None
+        self, config: Mapping[str, JSON], draw: Sequence[int], previous: str | None
     ) -> Mapping[str, JSON]:
-        """The outcome for ``outcomes(config)[index]``: ``{"section": index}``."""
+        """The outcome for ``outcomes(config)[draw[0]]``: ``{"section": draw[0]}``."""
         n = len(_compiled(self.name, config).outcomes)
-        if not is_whole_number(index) or not 0 <= index < n:
+        index = draw[0] if len(draw) == 1 else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
             raise invalid_outcome(f"outcome index {index!r} is not in 0..{n - 1}")
         return {"section": index}
 

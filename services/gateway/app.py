@@ -54,7 +54,7 @@ from services.raffles.purchasers import parse_account, parse_exclusion_csv
 from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaffle
 from services.raffles.vault import VaultError
 from services.runtime import VIEWS, Runtime, ViewListener
-from services.tables.rules import DrawOutcome, TableState, table_game
+from services.tables.rules import TableState, round_view, table_game
 
 log = structlog.get_logger(__name__)
 
@@ -486,11 +486,6 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
         return _resolved(error_reply(e.code, e.message))
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
-    if isinstance(command, DrawOutcome) and isinstance(state, TableState) and state.opened:
-        # Randomness enters the pure rules as data: a CSPRNG index, unbiased (randrange
-        # rejects rather than reducing modulo).
-        count = len(table_game(state).outcomes(state.config))
-        command = DrawOutcome(index=runtime.rng.randrange(count))
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
         runtime.supervisor.ensure_raffle(parsed.raffle)
     if _needs_lookup(runtime, parsed):
@@ -1135,8 +1130,9 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
 
 
 def table_view(state: TableState) -> dict[str, Any]:
-    """What a tablet shows of a table (``GET /api/tables/{id}``)."""
-    return {
+    """What a tablet shows of a table (``GET /api/tables/{id}``): the table's part and
+    what its game shows every reader (never a secret, such as a face-down card)."""
+    view: dict[str, Any] = {
         "table": state.table,
         "game": state.game,
         "config": state.config,
@@ -1149,26 +1145,10 @@ def table_view(state: TableState) -> dict[str, Any]:
             {"bet_id": b.bet_id, "player": b.player, "bet": b.bet, "amount": b.amount}
             for b in state.bets.values()
         ],
-        "last_outcome": state.last_outcome,
-        "recent_outcomes": list(state.recent),
-        **_shelf_view(state),
     }
-
-
-def _shelf_view(state: TableState) -> dict[str, Any]:
-    """A merchandise wheel's prize position: value awarded, limit, what is on the shelf."""
-    shelf = state.shelf
-    if shelf is None:
-        return {}
-    on_shelf: dict[str, int] = {p: len(items) for p, items in sorted(shelf.by_prize.items())}
-    return {
-        "prizes": {
-            "aggregate": shelf.aggregate,
-            "limit": shelf.limit,
-            "headroom": shelf.headroom,
-            "on_shelf": on_shelf,
-        }
-    }
+    if state.opened:
+        view.update(table_game(state).view(state.config, state.play, round_view(state)))
+    return view
 
 
 async def get_tables(request: web.Request, who: Principal) -> web.Response:

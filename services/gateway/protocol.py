@@ -19,6 +19,8 @@ from typing import Any
 
 from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
 from services.cage.rules import BuyChips, CashOut
+from services.games.merchandise import AddStock
+from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.gateway.auth import Principal, authorize
 from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.night import ID_PATTERN
@@ -35,14 +37,11 @@ from services.raffles.state import (
     TryKey,
 )
 from services.tables.rules import (
-    AddStock,
     CallNoMoreBets,
     CancelBet,
     CloseTable,
-    DrawOutcome,
     OpenRound,
     PlaceBet,
-    RecordOutcome,
 )
 from services.text import MAX_NAME_CHARS, has_control
 
@@ -406,7 +405,7 @@ def parse_command(
             # Any JSON value: the game says what its outcomes look like (invalid_outcome).
             command = RecordOutcome(outcome=msg["outcome"])
         case "draw_outcome":
-            command = DrawOutcome(index=-1)  # the actor's gateway draws the index
+            command = DrawOutcome()  # the table actor's adapter draws, through its Chance
         case "close_table":
             reason = msg.get("reason", "closed by the dealer")
             if not isinstance(reason, str):

@@ -2,21 +2,20 @@
 
 Raffle money is cash at the door or online, not chips: no balance moves. The drawing's
 random indices are drawn here, against the exact state the drawing is decided on (a sale
-queued just before the drawing is in the drum), with ``secrets.SystemRandom`` (unbiased:
-``randrange`` rejects rather than reducing modulo); the pure rules take them as data.
+queued just before the drawing is in the drum), from the server's Chance (a CSPRNG,
+unbiased); the pure rules take them as data.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import random
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
 from events.base import Event
 from events.envelope import Envelope
 from services.aggregates import RAFFLE_PREFIX
+from services.chance import ServerChance
 from services.raffles import rules
 from services.raffles.state import HoldDrawing, RaffleCommand, RaffleState
 
@@ -24,8 +23,8 @@ from services.raffles.state import HoldDrawing, RaffleCommand, RaffleState
 class RaffleRules:
     """What the generic actor needs to run one raffle's stream."""
 
-    def __init__(self, rng: random.Random | None = None) -> None:
-        self.rng = rng if rng is not None else secrets.SystemRandom()
+    def __init__(self, chance: ServerChance) -> None:
+        self.chance = chance
 
     def initial(self, stream: str) -> RaffleState:
         return RaffleState(raffle=stream.removeprefix(RAFFLE_PREFIX))
@@ -33,7 +32,7 @@ class RaffleRules:
     def decide(self, state: RaffleState, command: RaffleCommand) -> list[Event]:
         if isinstance(command, HoldDrawing) and command.draws is None and state.method == "rng":
             sizes = rules.draw_sizes(state)
-            draws = tuple(self.rng.randrange(size) for size in sizes)
+            draws = tuple(self.chance.below(size) for size in sizes)
             command = dataclasses.replace(command, draws=draws)
         return rules.decide(state, command)
 
@@ -49,7 +48,7 @@ class RaffleRules:
     def moves(self, events: Sequence[Event]) -> list[tuple[str, int]]:
         return []
 
-    def debtors(self, command: RaffleCommand) -> Sequence[str]:
+    def debtors(self, state: RaffleState, command: RaffleCommand) -> Sequence[str]:
         return ()
 
     def result(self, state: RaffleState, envelopes: Sequence[Envelope]) -> dict[str, Any]:

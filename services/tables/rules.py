@@ -1,43 +1,39 @@
-"""A table's pure rules: the round lifecycle every table game shares.
+"""A table's pure rules: what every table game shares, whatever its round.
 
-``decide(state, command) -> events`` refuses a command with a :class:`RuleError` carrying a
-stable protocol code, or returns the events it causes; ``evolve(state, event) -> state``
-folds one event. The layout-specific questions (is this a bet on the layout, is this an
-outcome of the device, what does each bet pay) go to the table's :class:`Game`.
-No I/O, clock or randomness: the RNG draw enters as the ``index`` of :class:`DrawOutcome`.
+The table keeps money (the round's bets placed and taken back), limits, the order of
+commands and the lifecycle: opened, a round open for bets, no more bets, the round in play
+until the game ends it, closed. Everything else belongs to the table's game
+(``services.games.base.Game``): whether a bet is on its layout, its own steps (an outcome,
+a deal, an action on a hand), its settlement, which may come in parts, and its own state
+(``TableState.play``). ``decide(state, command) -> events`` refuses a command with a
+:class:`RuleError` carrying a stable protocol code, or returns the events it causes;
+``evolve(state, event) -> state`` folds one event into the table and its game. No I/O,
+clock or randomness: a game's draws enter through its step, written by the table actor's
+adapter (``services.tables.actor``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from events.base import Event
-from events.merchandise import MerchandiseAwarded, MerchandiseStocked, PrizeLimitReached
 from events.tables import (
     BetCancelled,
     BetPlaced,
-    BetSettlement,
     NoMoreBets,
-    OutcomeRecorded,
+    RoundEnded,
     RoundOpened,
     Settled,
     TableClosed,
     TableOpened,
 )
 from services.aggregates import RuleError
-from services.games.base import OutcomeGame as Game
-from services.games.base import PlacedBet
+from services.games.base import Game, OutcomeMode, PlacedBet, Round, RoundPhase
 from services.games.registry import game as game_named
-from services.games.wheels import parse_inventory
-from services.tables import merchandise
-from services.tables.merchandise import MERCHANDISE_WHEEL, Shelf
 
-Phase = Literal["idle", "betting", "no_more_bets"]
-OutcomeMode = Literal["dealer", "rng"]
-RECENT_OUTCOMES = 20
-"""How many past outcomes the table state keeps for tablets (a display setting)."""
+Phase = RoundPhase
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,10 +53,8 @@ class TableState:
     """The round's bets, newest first, as an immutable linked list: placing a bet shares
     the rest, so a round of thousands of bets costs no copying."""
     cancelled: frozenset[str] = frozenset()
-    last_outcome: str | None = None
-    recent: tuple[str, ...] = ()
-    shelf: Shelf | None = None
-    """A merchandise wheel's prizes and control-sheet aggregate (None at other games)."""
+    play: Any = None
+    """The game's own state (``Game.initial`` at opening, then every event folded)."""
 
     @property
     def bets(self) -> dict[str, PlacedBet]:
@@ -81,7 +75,8 @@ class BetNode(NamedTuple):
     previous: BetNode | None
 
 
-# Commands: imperatives, as the gateway parsed them.
+# The table's own commands: imperatives, as the gateway parsed them. Any other command is a
+# step of the table's game (``RecordOutcome``, ``DrawOutcome``, ``AddStock``, a deal …).
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,47 +111,33 @@ class CallNoMoreBets:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RecordOutcome:
-    outcome: Any
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DrawOutcome:
-    index: int
-    """Index into ``game.outcomes(config)``, drawn uniformly by the actor's CSPRNG."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CloseTable:
     reason: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddStock:
-    """A member in charge puts merchandise on a merchandise wheel's shelf, 4620.10(e)."""
-
-    items: Any
+TableCommand = OpenTable | OpenRound | PlaceBet | CancelBet | CallNoMoreBets | CloseTable
+TABLE_COMMANDS = (OpenTable, OpenRound, PlaceBet, CancelBet, CallNoMoreBets, CloseTable)
 
 
-TableCommand = (
-    OpenTable
-    | OpenRound
-    | PlaceBet
-    | CancelBet
-    | CallNoMoreBets
-    | RecordOutcome
-    | DrawOutcome
-    | CloseTable
-    | AddStock
-)
-
-
-def table_game(state: TableState) -> Game:
+def table_game(state: TableState) -> Game[Any]:
     return game_named(state.game)
 
 
-def decide(state: TableState, command: TableCommand) -> list[Event]:
-    """The events ``command`` causes at this table, or a RuleError with its code."""
+def round_view(state: TableState) -> Round:
+    """The round as the table's game sees it when it decides a step."""
+    return Round(
+        table=state.table,
+        number=state.round,
+        phase=state.phase,
+        outcome_mode=state.outcome_mode,
+        bets=list(state.bets.values()),
+        next_seq=state.version + 1,
+    )
+
+
+def decide(state: TableState, command: Any) -> list[Event]:
+    """The events ``command`` causes at this table, or a RuleError with its code. The
+    table's own commands are decided here; any other is a step of the table's game."""
     if isinstance(command, OpenTable):
         return _open_table(state, command)
     if not state.opened:
@@ -172,15 +153,9 @@ def decide(state: TableState, command: TableCommand) -> list[Event]:
             return _cancel_bet(state, command)
         case CallNoMoreBets():
             return _no_more_bets(state)
-        case RecordOutcome():
-            return _record_outcome(state, command)
-        case DrawOutcome():
-            return _draw_outcome(state, command)
         case CloseTable():
             return _close_table(state, command)
-        case AddStock():
-            return _add_stock(state, command)
-    raise RuleError("bad_request", f"unknown command {command!r}")  # pragma: no cover
+    return table_game(state).decide(state.config, state.play, round_view(state), command)
 
 
 def _open_table(state: TableState, command: OpenTable) -> list[Event]:
@@ -199,16 +174,10 @@ def _open_table(state: TableState, command: OpenTable) -> list[Event]:
             f"table {state.table} is already open with another configuration; "
             "a table's configuration is fixed for its stream",
         )
-    opened: list[Event] = [
-        TableOpened(
-            table=state.table, game=command.game, config=config, outcome_mode=command.outcome_mode
-        )
-    ]
-    if command.game == MERCHANDISE_WHEEL and config.get("inventory"):
-        # The opening inventory of the control sheet, 4620.10(e).
-        items = merchandise.stock_items(config["inventory"])
-        opened.append(MerchandiseStocked(items=items, source="opening"))
-    return opened
+    opened = TableOpened(
+        table=state.table, game=command.game, config=config, outcome_mode=command.outcome_mode
+    )
+    return [opened, *game.opening(config)]
 
 
 def _open_round(state: TableState) -> list[Event]:
@@ -221,7 +190,8 @@ def _open_round(state: TableState) -> list[Event]:
 
 
 def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
-    """A bet is accepted only while the round is open for bets, 4620.4(c)(1)."""
+    """A bet is accepted only while the round is open for bets, 4620.4(c)(1); the game
+    says whether it is a bet on its layout, within its limits."""
     if state.phase == "idle":
         raise RuleError("round_not_open", f"no round of {state.table} is open for bets")
     if state.phase == "no_more_bets":
@@ -229,9 +199,7 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             "bets_closed",
             f"round {state.round} of {state.table} is closed for bets (no more bets, 4620.4(c)(1))",
         )
-    bet = table_game(state).check_bet(state.config, command.bet, command.amount)
-    if state.shelf is not None:
-        merchandise.check_exposure(state.shelf, state.config, bet["space"])
+    bet = table_game(state).check_bet(state.config, state.play, command.bet, command.amount)
     seq = state.version + 1
     bet_id = f"{state.table}.{state.round}.{seq}"
     return [
@@ -262,64 +230,6 @@ def _no_more_bets(state: TableState) -> list[Event]:
     return [NoMoreBets(round=state.round)]
 
 
-def _require_closed_round(state: TableState) -> None:
-    if state.phase == "idle":
-        raise RuleError("round_not_open", f"no round of {state.table} is in play")
-    if state.phase == "betting":
-        raise RuleError(
-            "bets_open",
-            f"round {state.round} of {state.table}: call no more bets before the outcome",
-        )
-
-
-def _record_outcome(state: TableState, command: RecordOutcome) -> list[Event]:
-    """The dealer enters the physical device's result; the game validates it."""
-    if state.outcome_mode != "dealer":
-        raise RuleError("wrong_mode", f"{state.table} draws its outcomes: use draw_outcome")
-    _require_closed_round(state)
-    game = table_game(state)
-    outcome = game.check_outcome(state.config, command.outcome, state.last_outcome)
-    return _outcome_and_settlement(state, game, outcome, "dealer")
-
-
-def _draw_outcome(state: TableState, command: DrawOutcome) -> list[Event]:
-    """The server's CSPRNG draws the outcome (its index enters as data)."""
-    if state.outcome_mode != "rng":
-        raise RuleError("wrong_mode", f"{state.table} has a physical device: use record_outcome")
-    _require_closed_round(state)
-    game = table_game(state)
-    outcome = game.drawn_outcome(state.config, command.index, state.last_outcome)
-    return _outcome_and_settlement(state, game, outcome, "rng")
-
-
-def _outcome_and_settlement(
-    state: TableState, game: Game, outcome: Mapping[str, Any], source: str
-) -> list[Event]:
-    settlements = settle_round(state, game, outcome)
-    events: list[Event] = [
-        OutcomeRecorded(round=state.round, outcome=outcome, source=source),
-        Settled(
-            round=state.round,
-            outcome=outcome,
-            settlements=settlements,
-            wagered=sum([s.amount for s in settlements]),
-            paid=sum([s.paid for s in settlements]),
-        ),
-    ]
-    if state.shelf is not None:
-        events += merchandise.awards(
-            state.shelf, state.config, state.round, outcome["section"], settlements
-        )
-    return events
-
-
-def settle_round(
-    state: TableState, game: Game, outcome: Mapping[str, Any]
-) -> tuple[BetSettlement, ...]:
-    """Every bet of the round, in the order placed, settled by the game's payout table."""
-    return game.settle(state.config, list(state.bets.values()), outcome)
-
-
 def _close_table(state: TableState, command: CloseTable) -> list[Event]:
     """A table closes only between rounds, so that no bet is left unsettled."""
     if state.phase != "idle":
@@ -329,87 +239,64 @@ def _close_table(state: TableState, command: CloseTable) -> list[Event]:
     return [TableClosed(reason=command.reason)]
 
 
-def _add_stock(state: TableState, command: AddStock) -> list[Event]:
-    """Restock a merchandise wheel: every item valid for its layout, none over the single
-    prize limit (4620.10(d), GML 189(5)(a)) and none already on its control sheet."""
-    if state.shelf is None:
-        raise RuleError("wrong_game", f"{state.table} is not a merchandise wheel")
-    if not isinstance(command.items, list) or not command.items:
-        raise RuleError("bad_request", "items must be a non-empty list of merchandise")
-    try:
-        items = merchandise.stock_items(parse_inventory(state.config, command.items))
-    except RuleError as e:
-        if e.code != "invalid_config":
-            raise
-        raise RuleError("invalid_stock", e.message) from None
-    merchandise.check_restock(state.shelf, items)
-    return [MerchandiseStocked(items=items, source="restock")]
-
-
 def evolve(state: TableState, event: Event) -> TableState:
-    """Fold one event into the table's state."""
+    """Fold one event into the table's state, and into its game's."""
     version = state.version + 1
+    if isinstance(event, TableOpened):
+        game = game_named(event.game)
+        return replace(
+            state,
+            version=version,
+            opened=True,
+            game=event.game,
+            config=event.config,
+            outcome_mode="rng" if event.outcome_mode == "rng" else "dealer",
+            play=game.initial(event.config),
+        )
+    game = table_game(state)
+    play = game.evolve(state.config, state.play, event)
+    closed = state.closed or game.closed(play)
     match event:
-        case TableOpened():
-            shelf = None
-            if event.game == MERCHANDISE_WHEEL:
-                shelf = Shelf(limit=int(event.config["aggregate_prize_limit"]))
+        case BetPlaced():
+            placed = PlacedBet(
+                bet_id=event.bet_id, player=event.player, bet=event.bet, amount=event.amount
+            )
             return replace(
                 state,
                 version=version,
-                opened=True,
-                game=event.game,
-                config=event.config,
-                outcome_mode="rng" if event.outcome_mode == "rng" else "dealer",
-                shelf=shelf,
+                play=play,
+                closed=closed,
+                placed=BetNode(placed, state.placed),
             )
         case RoundOpened():
             return replace(
                 state,
                 version=version,
+                play=play,
+                closed=closed,
                 round=event.round,
                 phase="betting",
                 placed=None,
                 cancelled=frozenset(),
-                shelf=None if state.shelf is None else replace(state.shelf, exposure={}),
-            )
-        case BetPlaced():
-            placed = PlacedBet(
-                bet_id=event.bet_id, player=event.player, bet=event.bet, amount=event.amount
-            )
-            shelf = state.shelf
-            if shelf is not None:
-                shelf = merchandise.exposed(shelf, state.config, event.bet["space"], +1)
-            return replace(
-                state, version=version, placed=BetNode(placed, state.placed), shelf=shelf
             )
         case BetCancelled():
-            shelf = state.shelf
-            if shelf is not None:
-                space = state.bets[event.bet_id].bet["space"]
-                shelf = merchandise.exposed(shelf, state.config, space, -1)
-            return replace(
-                state, version=version, cancelled=state.cancelled | {event.bet_id}, shelf=shelf
-            )
-        case MerchandiseStocked() if state.shelf is not None:
-            return replace(
-                state, version=version, shelf=merchandise.stocked(state.shelf, event.items)
-            )
-        case MerchandiseAwarded() if state.shelf is not None:
-            return replace(state, version=version, shelf=merchandise.awarded(state.shelf, event))
-        case PrizeLimitReached():
-            return replace(state, version=version, closed=True)
+            cancelled = state.cancelled | {event.bet_id}
+            return replace(state, version=version, play=play, closed=closed, cancelled=cancelled)
         case NoMoreBets():
-            return replace(state, version=version, phase="no_more_bets")
-        case OutcomeRecorded():
-            key = table_game(state).winning_key(event.outcome)
-            recent = (key, *state.recent)[:RECENT_OUTCOMES]
-            return replace(state, version=version, last_outcome=key, recent=recent)
-        case Settled():
-            return replace(state, version=version, phase="idle", placed=None, cancelled=frozenset())
+            return replace(state, version=version, play=play, closed=closed, phase="no_more_bets")
+        case Settled() | RoundEnded():
+            return replace(
+                state,
+                version=version,
+                play=play,
+                closed=closed,
+                phase="idle",
+                placed=None,
+                cancelled=frozenset(),
+            )
         case TableClosed():
-            return replace(state, version=version, closed=True)
-    return replace(state, version=version)
+            return replace(state, version=version, play=play, closed=True)
+    return replace(state, version=version, play=play, closed=closed)
 
 
 def fold(state: TableState, events: Sequence[Event]) -> TableState:

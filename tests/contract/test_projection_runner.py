@@ -41,7 +41,7 @@ async def play(server: LiveServer, rounds: int, seed: int) -> None:
         pocket = str(rng.randint(1, 36))
         outcome = {
             "pocket": pocket,
-            "spun_from": server.runtime.supervisor.table_state(TABLE).last_outcome,
+            "spun_from": server.runtime.supervisor.table_state(TABLE).play.last_outcome,
         }
         assert (await dealer.cmd("record_outcome", table=TABLE, outcome=outcome))["ok"]
     assert (await cashier.cmd("cash_out", player="p-1", amount=100))["ok"]

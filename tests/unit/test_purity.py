@@ -14,7 +14,7 @@ PURE = [
     *sorted((ROOT / "events").glob("*.py")),
     *sorted((ROOT / "services" / "games").glob("*.py")),
     ROOT / "services" / "tables" / "rules.py",
-    ROOT / "services" / "tables" / "merchandise.py",
+    ROOT / "services" / "aggregates.py",
     ROOT / "services" / "cage" / "rules.py",
     ROOT / "services" / "license.py",
     ROOT / "services" / "limits.py",

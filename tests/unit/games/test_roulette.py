@@ -1013,16 +1013,18 @@ def test_outcome_must_be_a_pocket_of_this_wheel_4620_4_c_2(
 
 
 def test_drawn_outcome_and_winning_key() -> None:
-    """The RNG draws an index into outcomes(); the outcome records where it was spun from."""
+    """The RNG draws one index below draw_bounds (the pockets); the outcome records where it
+    was spun from."""
+    assert G.draw_bounds(DZ) == (38,) and G.draw_bounds(SZ) == (37,)
     for i, pocket in enumerate(AMERICAN_WHEEL_ORDER):
-        outcome = G.drawn_outcome(DZ, i, "5")
+        outcome = G.drawn_outcome(DZ, (i,), "5")
         assert outcome == {"pocket": pocket, "spun_from": "5"}
         assert G.winning_key(outcome) == pocket
         assert G.check_outcome(DZ, outcome, "5") == outcome
-    assert G.drawn_outcome(SZ, 0, None) == {"pocket": "0", "spun_from": None}
-    for bad in (-1, 38, True):
+    assert G.drawn_outcome(SZ, (0,), None) == {"pocket": "0", "spun_from": None}
+    for bad in ((-1,), (38,), (True,), (), (1, 2)):
         rule_error("invalid_outcome", G.drawn_outcome, DZ, bad, None)
-    rule_error("invalid_outcome", G.drawn_outcome, SZ, 37, None)
+    rule_error("invalid_outcome", G.drawn_outcome, SZ, (37,), None)
 
 
 def test_settle_refuses_a_pocket_not_on_the_wheel() -> None:

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from services.aggregates import RuleError
 from services.games.base import PlacedBet
 from services.games.registry import GAMES
+from services.games.single_outcome import SingleOutcome
 from services.games.wheels import (
     BIG_NINE,
     BIG_SIX,
@@ -137,9 +138,12 @@ def rule_error(code: str, fn: Any, *args: Any) -> RuleError:
 
 
 def test_every_wheel_game_is_registered_under_its_license_name() -> None:
+    """Each wheel runs through the single-outcome round (the merchandise wheel through its
+    own game, which keeps the shelf)."""
     for name in NAMES:
-        assert GAMES[name] is WHEEL_GAMES[name]
-        assert GAMES[name].name == name
+        game = GAMES[name]
+        assert isinstance(game, SingleOutcome) and game.game is WHEEL_GAMES[name]
+        assert game.name == name
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -151,7 +155,7 @@ def test_outcome_is_the_section_index(name: str) -> None:
     for i in (0, n - 1):
         assert game.check_outcome(config, {"section": i}, None) == {"section": i}
         assert game.check_outcome(config, {"section": i}, "3") == {"section": i}
-        assert game.drawn_outcome(config, i, None) == {"section": i}
+        assert game.drawn_outcome(config, (i,), None) == {"section": i}
         assert game.winning_key({"section": i}) == str(i)
 
 
@@ -181,8 +185,8 @@ def test_a_section_index_past_the_end_is_refused(name: str) -> None:
     config = game.parse_config({})
     n = len(config["sections"])
     rule_error("invalid_outcome", game.check_outcome, config, {"section": n}, None)
-    rule_error("invalid_outcome", game.drawn_outcome, config, n, None)
-    rule_error("invalid_outcome", game.drawn_outcome, config, -1, None)
+    rule_error("invalid_outcome", game.drawn_outcome, config, (n,), None)
+    rule_error("invalid_outcome", game.drawn_outcome, config, (-1,), None)
 
 
 # ------------------------------------------------------------------------------------------

@@ -22,10 +22,10 @@ from projections.bankroll import Bankrolls
 from services.aggregates import RuleError
 from services.games.base import PlacedBet
 from services.games.roulette import ROULETTE
+from services.games.single_outcome import DrawOutcome
 from services.tables.rules import (
     CallNoMoreBets,
     CancelBet,
-    DrawOutcome,
     OpenRound,
     OpenTable,
     PlaceBet,
@@ -95,7 +95,7 @@ def simulate(seed: int, steps: int) -> tuple[list[tuple[str, str, Event]], dict[
         elif state.phase == "betting":
             command = CallNoMoreBets()
         else:
-            command = DrawOutcome(index=rng.randrange(38))
+            command = DrawOutcome(draw=(rng.randrange(38),))
         try:
             events = decide(state, command)
         except RuleError:

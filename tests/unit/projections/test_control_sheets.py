@@ -14,14 +14,14 @@ from events.base import Event, to_data
 from events.codec import encode
 from projections.control_sheets import ControlSheets
 from services.aggregates import RuleError
+from services.games.merchandise import AddStock
+from services.games.single_outcome import RecordOutcome
 from services.tables.rules import (
-    AddStock,
     CallNoMoreBets,
     CloseTable,
     OpenRound,
     OpenTable,
     PlaceBet,
-    RecordOutcome,
     TableState,
     decide,
     fold,
@@ -159,7 +159,7 @@ def test_the_sheet_agrees_with_the_shelf_and_survives_a_snapshot(seed: int, limi
             sheets = restored
     for table, state in tables.items():
         sheet = sheets.sheet(table)
-        shelf = state.shelf
+        shelf = state.play.shelf
         assert sheet is not None and shelf is not None
         assert sheet["aggregate"] == shelf.aggregate <= sheet["limit"] == limit
         assert sheet["aggregate"] == sum(a["value"] for a in sheet["awarded"])

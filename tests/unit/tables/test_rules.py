@@ -16,15 +16,14 @@ from events.tables import (
 )
 from services.aggregates import RuleError
 from services.games.roulette import AMERICAN_WHEEL_ORDER
+from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.tables.rules import (
     CallNoMoreBets,
     CancelBet,
     CloseTable,
-    DrawOutcome,
     OpenRound,
     OpenTable,
     PlaceBet,
-    RecordOutcome,
     TableState,
     decide,
     evolve,
@@ -149,7 +148,7 @@ def test_recording_the_outcome_settles_every_bet() -> None:
     ]
     assert (settled.wagered, settled.paid) == (600, 3600)
     after = fold(state, [recorded, settled])
-    assert after.phase == "idle" and after.bets == {} and after.last_outcome == "17"
+    assert after.phase == "idle" and after.bets == {} and after.play.last_outcome == "17"
 
 
 def test_spun_from_must_be_the_previous_winning_pocket_4620_4_c_3() -> None:
@@ -161,17 +160,17 @@ def test_spun_from_must_be_the_previous_winning_pocket_4620_4_c_3() -> None:
     )
     assert refused(state, RecordOutcome(outcome={"pocket": "9"})) == "invalid_outcome"
     state = run(state, RecordOutcome(outcome={"pocket": "9", "spun_from": "5"}))
-    assert state.recent == ("9", "5")
+    assert state.play.recent == ("9", "5")
 
 
 def test_rng_tables_draw_and_dealer_tables_record() -> None:
     rng = run(opened("rng"), OpenRound(), CallNoMoreBets())
     assert refused(rng, RecordOutcome(outcome={"pocket": "1"})) == "wrong_mode"
-    recorded, _settled = decide(rng, DrawOutcome(index=0))
+    recorded, _settled = decide(rng, DrawOutcome(draw=(0,)))
     assert isinstance(recorded, OutcomeRecorded) and recorded.source == "rng"
     assert recorded.outcome["pocket"] == "0"  # index 0 of the wheel order
     dealer = run(opened(), OpenRound(), CallNoMoreBets())
-    assert refused(dealer, DrawOutcome(index=0)) == "wrong_mode"
+    assert refused(dealer, DrawOutcome(draw=(0,))) == "wrong_mode"
 
 
 def test_one_round_at_a_time() -> None:
@@ -197,7 +196,7 @@ def test_evolve_counts_the_version() -> None:
 
 def test_every_drawn_index_is_its_pocket_so_a_uniform_index_is_a_uniform_pocket() -> None:
     rng = run(opened("rng"), OpenRound(), CallNoMoreBets())
-    drawn = [decide(rng, DrawOutcome(index=i))[0] for i in range(len(AMERICAN_WHEEL_ORDER))]
+    drawn = [decide(rng, DrawOutcome(draw=(i,)))[0] for i in range(len(AMERICAN_WHEEL_ORDER))]
     pockets = [e.outcome["pocket"] for e in drawn if isinstance(e, OutcomeRecorded)]
     assert pockets == list(AMERICAN_WHEEL_ORDER)
     assert len(set(pockets)) == 38

@@ -1,4 +1,4 @@
-"""Merchandise wheels at the table (services/tables/merchandise.py through the table rules).
+"""Merchandise wheels at the table (services/games/merchandise.py through the table rules).
 
 4620.10: wagers in money, prizes only merchandise; the control sheet's aggregate never passes
 the limit of GML 189(6)(a)(1) and the wheel closes when it reaches it.
@@ -18,16 +18,15 @@ from events.base import Event
 from events.merchandise import MerchandiseAwarded, MerchandiseStocked, PrizeLimitReached
 from events.tables import Settled, TableOpened
 from services.aggregates import RuleError
+from services.games.merchandise import AddStock
+from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.tables.rules import (
-    AddStock,
     CallNoMoreBets,
     CancelBet,
     CloseTable,
-    DrawOutcome,
     OpenRound,
     OpenTable,
     PlaceBet,
-    RecordOutcome,
     TableState,
     decide,
     fold,
@@ -108,7 +107,7 @@ def test_opening_records_the_wheel_and_its_opening_inventory_4620_10_e() -> None
         ("bear-1", "bear", 1_500, True),
         ("bike-1", "bike", 9_000, False),
     ]
-    shelf = fold(state, events).shelf
+    shelf = fold(state, events).play.shelf
     assert shelf is not None and shelf.aggregate == 0 and shelf.limit == 10_000
 
 
@@ -123,8 +122,8 @@ def test_a_winner_is_handed_the_oldest_item_of_its_section_class_and_no_cash() -
         ("p-1", "mug-1", 500, 500),
         ("p-3", "mug-2", 700, 1_200),
     ]
-    assert state.shelf is not None and state.shelf.aggregate == 1_200
-    assert "mug" not in state.shelf.by_prize
+    assert state.play.shelf is not None and state.play.shelf.aggregate == 1_200
+    assert "mug" not in state.play.shelf.by_prize
 
 
 def test_a_section_that_names_no_prize_awards_nothing() -> None:
@@ -143,7 +142,7 @@ def test_a_bet_that_could_pass_the_aggregate_limit_is_refused_gml_189_6_a_1() ->
     state = opened(aggregate_prize_limit=9_000 + 600)
     state, _ = run(state, OpenRound(), bet("3"))  # the bike fits: 9,000 <= 9,600
     state, _ = run(state, CallNoMoreBets(), spin(SECTION_OF["3"]))
-    assert state.shelf is not None and state.shelf.aggregate == 9_000
+    assert state.play.shelf is not None and state.play.shelf.aggregate == 9_000
     state, _ = run(state, OpenRound(), bet("1", "p-1"))  # the 500 mug fits in 600
     assert refused(state, bet("1", "p-2")) == "prize_limit"  # two mugs: 1,200
     assert refused(state, bet("2", "p-2")) == "prize_limit"  # the 1,500 bear
@@ -161,8 +160,8 @@ def test_a_member_in_charge_restocks_and_items_join_the_back_of_their_class() ->
     state, events = run(opened(), AddStock(items=[item("mug-3", "mug", 450)]))
     [stocked] = events
     assert isinstance(stocked, MerchandiseStocked) and stocked.source == "restock"
-    assert state.shelf is not None
-    assert [i.item for i in state.shelf.by_prize["mug"]] == ["mug-1", "mug-2", "mug-3"]
+    assert state.play.shelf is not None
+    assert [i.item for i in state.play.shelf.by_prize["mug"]] == ["mug-1", "mug-2", "mug-3"]
 
 
 @pytest.mark.parametrize(
@@ -219,7 +218,7 @@ def test_the_wheel_closes_when_nothing_left_on_the_shelf_fits_under_the_limit() 
 
 def test_rng_mode_draws_a_section_and_awards_from_it() -> None:
     state, _ = run(opened("rng"), OpenRound(), bet("2"), CallNoMoreBets())
-    _, events = run(state, DrawOutcome(index=SECTION_OF["2"]))
+    _, events = run(state, DrawOutcome(draw=(SECTION_OF["2"],)))
     awards = [e for e in events if isinstance(e, MerchandiseAwarded)]
     assert [a.item for a in awards] == ["bear-1"] and awards[0].donated
 
@@ -265,7 +264,7 @@ def test_money_and_merchandise_are_conserved_and_the_limit_never_passed(
                 awarded_items[e.item] += 1
                 awarded_value += e.value
                 assert e.aggregate <= limit
-        shelf = state.shelf
+        shelf = state.play.shelf
         assert shelf is not None
         assert shelf.aggregate == awarded_value <= limit
         assert stocked_value == awarded_value + sum(i.value for i in shelf.items())

@@ -12,6 +12,9 @@ limit of GML 189(6)(a)(1) (a table setting, ``aggregate_prize_limit``):
 - the wheel closes itself (``PrizeLimitReached``) when the aggregate reaches the limit, or
   when no item next in line on its shelf can be awarded any more without passing it.
 
+The wheel's game (:data:`MERCHANDISE`) is a round of one outcome whose state carries the
+shelf: it checks a bet's exposure, hands out the awards after each settlement, takes a
+restock (``AddStock``) between or during rounds, and closes the table at the limit.
 No I/O, clock or randomness.
 """
 
@@ -19,13 +22,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from events.base import Event
-from events.merchandise import MerchandiseAwarded, PrizeLimitReached, StockItem
-from events.tables import BetSettlement
+from events.merchandise import (
+    MerchandiseAwarded,
+    MerchandiseStocked,
+    PrizeLimitReached,
+    StockItem,
+)
+from events.tables import BetCancelled, BetPlaced, BetSettlement, RoundOpened, Settled
 from services.aggregates import RuleError
-from services.games.wheels import section_prize, sections_won_by
+from services.games.base import JSON, Round
+from services.games.single_outcome import OutcomePlay, SingleOutcome
+from services.games.wheels import (
+    MERCHANDISE_WHEEL as WHEEL_RULES,
+)
+from services.games.wheels import (
+    parse_inventory,
+    section_prize,
+    sections_won_by,
+)
 
 MERCHANDISE_WHEEL = "merchandise_wheel"
 """The game name of merchandise wheels (4620.1; not counted toward 4620.2's five types)."""
@@ -187,3 +204,143 @@ def awarded(shelf: Shelf, event: MerchandiseAwarded) -> Shelf:
     if not by_prize[event.prize]:
         del by_prize[event.prize]
     return replace(shelf, by_prize=by_prize, aggregate=event.aggregate)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddStock:
+    """A member in charge puts merchandise on a merchandise wheel's shelf, 4620.10(e)."""
+
+    items: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MerchandisePlay(OutcomePlay):
+    """A merchandise wheel's state: its recent outcomes and its shelf."""
+
+    shelf: Shelf
+    bet_spaces: Mapping[str, str] = field(default_factory=dict)
+    """The space of each bet of the round (bet id -> space), to take back its exposure."""
+    closed: bool = False
+
+
+class MerchandiseWheel(SingleOutcome):
+    """The merchandise wheel: wagers in money, prizes only merchandise (4620.10)."""
+
+    def initial(self, config: Mapping[str, JSON]) -> MerchandisePlay:
+        return MerchandisePlay(shelf=Shelf(limit=int(config["aggregate_prize_limit"])))
+
+    def opening(self, config: Mapping[str, JSON]) -> list[Event]:
+        """The opening inventory of the control sheet, 4620.10(e)."""
+        if not config.get("inventory"):
+            return []
+        return [MerchandiseStocked(items=stock_items(config["inventory"]), source="opening")]
+
+    def check_bet(
+        self, config: Mapping[str, JSON], play: MerchandisePlay, bet: JSON, amount: int
+    ) -> Mapping[str, JSON]:
+        """A bet on the layout that every winner on its sections could be handed an item
+        for, under the aggregate limit (``out_of_stock``, ``prize_limit``)."""
+        spec = self.game.check_bet(config, bet, amount)
+        check_exposure(play.shelf, config, str(spec["space"]))
+        return spec
+
+    def decide(
+        self, config: Mapping[str, JSON], play: MerchandisePlay, round: Round, step: Any
+    ) -> list[Event]:
+        if isinstance(step, AddStock):
+            return _add_stock(config, play.shelf, step)
+        return super().decide(config, play, round, step)
+
+    def outcome_and_settlement(
+        self,
+        config: Mapping[str, JSON],
+        play: MerchandisePlay,
+        round: Round,
+        outcome: Mapping[str, JSON],
+        source: str,
+    ) -> list[Event]:
+        """The round's outcome and settlement, then an item for each winner, 4620.10(d)."""
+        events = super().outcome_and_settlement(config, play, round, outcome, source)
+        settled = events[-1]
+        assert isinstance(settled, Settled)
+        section = int(outcome["section"])
+        return events + awards(play.shelf, config, round.number, section, settled.settlements)
+
+    def evolve(self, config: Mapping[str, JSON], play: MerchandisePlay, event: Event) -> Any:
+        shelf = play.shelf
+        match event:
+            case RoundOpened():
+                return replace(play, shelf=replace(shelf, exposure={}), bet_spaces={})
+            case BetPlaced():
+                space = str(event.bet["space"])
+                spaces = {**play.bet_spaces, event.bet_id: space}
+                return replace(play, shelf=exposed(shelf, config, space, +1), bet_spaces=spaces)
+            case BetCancelled():
+                space = play.bet_spaces[event.bet_id]
+                return replace(play, shelf=exposed(shelf, config, space, -1))
+            case MerchandiseStocked():
+                return replace(play, shelf=stocked(shelf, event.items))
+            case MerchandiseAwarded():
+                return replace(play, shelf=awarded(shelf, event))
+            case PrizeLimitReached():
+                return replace(play, closed=True)
+        return super().evolve(config, play, event)
+
+    def closed(self, play: MerchandisePlay) -> bool:
+        """Closed by itself at its aggregate prize limit (``PrizeLimitReached``), 4620.10(e)."""
+        return play.closed
+
+    def view(
+        self, config: Mapping[str, JSON], play: MerchandisePlay, round: Round
+    ) -> dict[str, JSON]:
+        """The recent outcomes and the prize position: value awarded, limit, what is on
+        the shelf."""
+        shelf = play.shelf
+        on_shelf = {p: len(items) for p, items in sorted(shelf.by_prize.items())}
+        return {
+            **super().view(config, play, round),
+            "prizes": {
+                "aggregate": shelf.aggregate,
+                "limit": shelf.limit,
+                "headroom": shelf.headroom,
+                "on_shelf": on_shelf,
+            },
+        }
+
+    def result(self, events: Sequence[Event]) -> dict[str, JSON]:
+        """Besides the outcome: the items awarded, the items stocked and a closing."""
+        out = super().result(events)
+        for ev in events:
+            if isinstance(ev, MerchandiseAwarded):
+                award = {
+                    "bet_id": ev.bet_id,
+                    "player": ev.player,
+                    "item": ev.item,
+                    "prize": ev.prize,
+                    "value": ev.value,
+                }
+                out.setdefault("awards", []).append(award)
+            elif isinstance(ev, MerchandiseStocked):
+                out["stocked"] = len(ev.items)
+            elif isinstance(ev, PrizeLimitReached):
+                out["closed"] = "prize_limit"
+        return out
+
+
+def _add_stock(config: Mapping[str, JSON], shelf: Shelf, command: AddStock) -> list[Event]:
+    """Restock a merchandise wheel: every item valid for its layout, none over the single
+    prize limit (4620.10(d), GML 189(5)(a)) and none already on its control sheet."""
+    if not isinstance(command.items, list) or not command.items:
+        raise RuleError("bad_request", "items must be a non-empty list of merchandise")
+    try:
+        items = stock_items(parse_inventory(config, command.items))
+    except RuleError as e:
+        if e.code != "invalid_config":
+            raise
+        raise RuleError("invalid_stock", e.message) from None
+    check_restock(shelf, items)
+    return [MerchandiseStocked(items=items, source="restock")]
+
+
+MERCHANDISE: Final = MerchandiseWheel(WHEEL_RULES)
+"""The merchandise wheel's game, as tables run it."""
