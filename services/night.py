@@ -54,6 +54,8 @@ class Night:
     organization_name: str
     license_number: str
     games: tuple[str, ...]
+    tie_option: int | None = None
+    """The Black Jack tie option on the license, 4620.5(h) (None without Black Jack)."""
     period_start: str
     period_end: str
     occasion: str
@@ -73,7 +75,7 @@ class Night:
 ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset({"organization", "license", "occasion", "cage", "tables", "players", "raffles"}),
     "organization": frozenset({"id", "name"}),
-    "license": frozenset({"number", "games", "period_start", "period_end"}),
+    "license": frozenset({"number", "games", "period_start", "period_end", "tie_option"}),
     "occasion": frozenset({"id", "name", "starts_at", "hours"}),
     "cage": frozenset({"max_transaction"}),
     "tables": frozenset({"id", "game", "outcome_mode", "options"}),
@@ -110,7 +112,9 @@ def _id(section: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
+def _table(
+    raw: Any, index: int, games: tuple[str, ...], tie_option: int | None = None
+) -> TableSpec:
     where = f"tables[{index}]"
     if not isinstance(raw, dict):
         raise NightError(f"{where} must be a table")
@@ -129,11 +133,41 @@ def _table(raw: Any, index: int, games: tuple[str, ...]) -> TableSpec:
     options = raw.get("options", {})
     if not isinstance(options, dict):
         raise NightError(f"table {table_id}: options must be a table")
+    if game == BLACK_JACK:
+        if "tie_option" in options:
+            raise NightError(
+                f"table {table_id}: the tie option is the license's (license.tie_option, "
+                "4620.5(h)), not a table option"
+            )
+        options = {**options, "tie_option": tie_option}
     try:
         config = GAMES[game].parse_config(options)
     except RuleError as e:
         raise NightError(f"table {table_id}: {e.message}") from None
     return TableSpec(id=table_id, game=game, outcome_mode=mode, config=config)
+
+
+BLACK_JACK = "black_jack"
+TIE_OPTIONS = (1, 2, 3)
+"""The tie options of 4620.5(h): 1 all ties push; 2 push on natural 21 only; 3 house wins
+all ties."""
+
+
+def _tie_option(lic: Mapping[str, Any], games: tuple[str, ...]) -> int | None:
+    """The license's Black Jack tie option: required, 1 to 3, when the license lists Black
+    Jack (4620.5(h): "The license shall reflect one of the following options"); not allowed
+    otherwise."""
+    option = lic.get("tie_option")
+    if BLACK_JACK not in games:
+        if option is not None:
+            raise NightError("license.tie_option is for a license that lists black_jack")
+        return None
+    if isinstance(option, bool) or option not in TIE_OPTIONS:
+        raise NightError(
+            "a license that lists black_jack must set license.tie_option to 1, 2 or 3 "
+            f"(4620.5(h)), not {option!r}"
+        )
+    return int(option)
 
 
 def _raffle(raw: Any, index: int, games: tuple[str, ...], organization: str) -> RaffleSpec:
@@ -214,7 +248,8 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
     tables_raw = doc.get("tables", [])
     if not isinstance(tables_raw, list):
         raise NightError("tables must be an array of tables ([[tables]])")
-    tables = tuple(_table(t, i, games) for i, t in enumerate(tables_raw))
+    tie_option = _tie_option(lic, games)
+    tables = tuple(_table(t, i, games, tie_option) for i, t in enumerate(tables_raw))
     ids = [t.id for t in tables]
     if len(set(ids)) != len(ids):
         raise NightError("table ids must be unique")
@@ -237,6 +272,7 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         organization_name=_str(org, "name", "organization"),
         license_number=_str(lic, "number", "license"),
         games=games,
+        tie_option=tie_option,
         period_start=_str(lic, "period_start", "license"),
         period_end=_str(lic, "period_end", "license"),
         occasion=_id(occ, "id", "occasion"),

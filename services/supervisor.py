@@ -167,6 +167,7 @@ class Supervisor:
             games=night.games,
             period_start=night.period_start,
             period_end=night.period_end,
+            tie_option=night.tie_option,
         )
         await self._system(LICENSE, RecordLicense(license=license_event))
         await self._system(

@@ -473,3 +473,15 @@ def test_an_unknown_event_type_is_reported() -> None:
     env = dataclasses.replace(_seal(RoundOpened(round=1)), type="NoSuchEventEver")
     with pytest.raises(UnknownEvent):
         decode(encode(env)).event()
+
+
+def test_a_license_recorded_before_the_tie_option_upcasts_to_none() -> None:
+    v1 = {
+        "organization": "org-1",
+        "license_number": "GC-1",
+        "games": ["roulette"],
+        "period_start": "2026-11-01",
+        "period_end": "2026-12-31",
+    }
+    back = from_data("LicenseRecorded", 1, v1)
+    assert isinstance(back, LicenseRecorded) and back.tie_option is None

@@ -18,9 +18,37 @@ from tests.conftest import night_doc
 
 
 def with_license(games: list[str], **doc: Any) -> dict[str, Any]:
+    """A night whose license lists ``games`` (tie option 1 when Black Jack is one)."""
     base = night_doc("org-a", **doc)
     base["license"] = {**base["license"], "games": games}
+    if "black_jack" in games:
+        base["license"]["tie_option"] = 1
     return base
+
+
+@pytest.mark.parametrize("option", [1, 2, 3])
+def test_the_tie_option_is_the_licenses_4620_5_h(option: int) -> None:
+    doc = with_license(["black_jack"])
+    doc["license"]["tie_option"] = option
+    assert parse_night(doc).tie_option == option
+
+
+@pytest.mark.parametrize("option", [None, 0, 4, "1", True, 1.5])
+def test_a_black_jack_license_without_a_valid_tie_option_is_refused(option: Any) -> None:
+    doc = with_license(["black_jack", "roulette"])
+    if option is None:
+        del doc["license"]["tie_option"]
+    else:
+        doc["license"]["tie_option"] = option
+    with pytest.raises(NightError, match="tie_option"):
+        parse_night(doc)
+
+
+def test_a_tie_option_without_black_jack_is_refused() -> None:
+    doc = with_license(["roulette"])
+    doc["license"]["tie_option"] = 2
+    with pytest.raises(NightError, match="tie_option"):
+        parse_night(doc)
 
 
 def test_the_example_night_loads(project_root: Path) -> None:
