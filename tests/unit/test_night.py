@@ -28,7 +28,7 @@ def with_license(games: list[str], **doc: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("option", [1, 2, 3])
 def test_the_tie_option_is_the_licenses_4620_5_h(option: int) -> None:
-    doc = with_license(["black_jack"])
+    doc = with_license(["black_jack", "roulette"])
     doc["license"]["tie_option"] = option
     assert parse_night(doc).tie_option == option
 
