@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NIGHT ?= examples/night.toml
 DATA_DIR ?= ./var
 
-.PHONY: run test lint format bench clean install
+.PHONY: run test lint format bench bench-compare clean install
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The same figures against another revision, interleaved in one run: make bench-compare BEFORE=<rev>
+bench-compare: $(STAMP)
+	$(BIN)/python -m bench.compare --before $(BEFORE) $(if $(ONLY),--only $(ONLY),) $(if $(RUNS),--runs $(RUNS),)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -20,7 +20,7 @@ from events.envelope import GENESIS_HASH, seal
 from events.tables import BetPlaced, Settled
 from services.games.base import PlacedBet
 from services.games.roulette import ROULETTE
-from services.games.single_outcome import RecordOutcome
+from services.games.single_outcome import OutcomePlay, RecordOutcome
 from services.tables import rules
 from services.tables.rules import TableState
 
@@ -109,7 +109,7 @@ def run(quick: bool) -> list[Result]:
         round=1,
         phase="no_more_bets",
         placed=_chain(bets),
-        last_outcome="5",
+        play=OutcomePlay(last_outcome="5", recent=("5",)),
     )
     command = RecordOutcome(outcome=outcome)
     decide_ms, _ = median_ms(lambda: rules.decide(state, command), runs)
