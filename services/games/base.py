@@ -97,6 +97,12 @@ class OutcomeGame(Protocol):
         """Every possible outcome, each equally likely on a fair device (the RNG draws one)."""
         ...
 
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """The bounds of the uniform integers one server draw needs: the draw is a sequence
+        ``d`` with ``0 <= d[i] < bounds[i]`` (roulette ``(38,)``; a deal of seven cards of a
+        54-card deck ``(54, 53, 52, 51, 50, 49, 48)``)."""
+        ...
+
     def check_outcome(
         self, config: Mapping[str, JSON], raw: JSON, previous: str | None
     ) -> Mapping[str, JSON]:
@@ -107,9 +113,13 @@ class OutcomeGame(Protocol):
         ...
 
     def drawn_outcome(
-        self, config: Mapping[str, JSON], index: int, previous: str | None
+        self, config: Mapping[str, JSON], draw: Any, previous: str | None
     ) -> Mapping[str, JSON]:
-        """The canonical outcome for ``outcomes(config)[index]`` drawn by the server's RNG."""
+        """The canonical outcome for a server draw within ``draw_bounds(config)``.
+
+        ``draw`` is the sequence of drawn integers. It is typed ``Any`` only while roulette and
+        the wheels still take the one ``index`` of ``outcomes(config)``; the single-outcome
+        adapter's change narrows it to ``Sequence[int]``."""
         ...
 
     def settle(

@@ -684,6 +684,10 @@ class Roulette:
         """The pockets in wheel order: 38 on the double-zero wheel (4620.4(a)(3)), 37 else."""
         return WHEELS[config["wheel"]]
 
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """One draw: an index into ``outcomes(config)``."""
+        return (len(WHEELS[config["wheel"]]),)
+
     def check_outcome(
         self, config: Mapping[str, JSON], raw: JSON, previous: str | None
     ) -> Mapping[str, JSON]:

@@ -809,6 +809,10 @@ class Wheel:
         """The section indices ``"0"`` … ``"n-1"``, each equally likely on a fair wheel."""
         return _compiled(self.name, config).outcomes
 
+    def draw_bounds(self, config: Mapping[str, JSON]) -> tuple[int, ...]:
+        """One draw: an index into ``outcomes(config)``."""
+        return (len(_compiled(self.name, config).outcomes),)
+
     def check_outcome(
         self, config: Mapping[str, JSON], raw: JSON, previous: str | None
     ) -> Mapping[str, JSON]:
