@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from services.games.base import Game
+from services.games.joker_seven import JOKER_SEVEN
 from services.games.merchandise import MERCHANDISE
 from services.games.roulette import ROULETTE
 from services.games.single_outcome import SingleOutcome
@@ -15,6 +16,7 @@ GAMES: Mapping[str, Game[Any]] = {
     ROULETTE.name: SingleOutcome(ROULETTE),
     **{name: SingleOutcome(g) for name, g in WHEEL_GAMES.items()},
     MERCHANDISE.name: MERCHANDISE,
+    JOKER_SEVEN.name: SingleOutcome(JOKER_SEVEN),
 }
 """Every game a table may play: each owns its round (``services.games.base.Game``)."""
 
