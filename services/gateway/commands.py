@@ -20,8 +20,8 @@ import structlog
 from services.actor import STORE_ERRORS, Reply, Submission, error_reply
 from services.aggregates import RuleError
 from services.gateway.auth import Principal
-from services.gateway.ops import OPS, Op, check_off_stream, op_spec, parse_command
-from services.gateway.protocol import ParsedCommand, ProtocolError
+from services.gateway.ops import OPS, Op, ParsedCommand, check_off_stream, op_spec, parse_command
+from services.gateway.protocol import ProtocolError
 from services.license import occasion_open
 from services.raffles import board
 from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaffle

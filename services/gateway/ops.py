@@ -35,7 +35,6 @@ from services.gateway import offstream
 from services.gateway.auth import Principal
 from services.gateway.protocol import (
     MAX_LOCATION_BYTES,
-    ParsedCommand,
     ProtocolError,
     amount_field,
     field,
@@ -574,6 +573,27 @@ OPS: Mapping[str, Op] = {op.name: op for op in OP_LIST}
 """Every op by name."""
 if len(OPS) != len(OP_LIST):  # pragma: no cover - a declaration error, caught at import
     raise ValueError("an op is declared twice")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedCommand:
+    """A command ready for its actor: the stream, the domain command, the idempotency key
+    (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
+    and subject)."""
+
+    op: str
+    id: str
+    stream: str
+    command: Any
+    key: str
+    fingerprint: str
+    table: str | None
+    raffle: str | None = None
+    location: Mapping[str, Any] | None = None
+    """An online sale's reported location, to be sealed under the purchaser's key by the
+    gateway (personal data: never logged, never in an event in clear)."""
+    spec: Op | None = None
+    """The op's declaration (:mod:`services.gateway.ops`)."""
 
 
 def op_spec(msg: Mapping[str, Any]) -> Op:

@@ -15,14 +15,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.text import MAX_NAME_CHARS, has_control
-
-if TYPE_CHECKING:
-    from services.gateway.ops import Op
 
 MAX_ID_LENGTH = MAX_NAME_CHARS
 MAX_JSON_DEPTH = 32
@@ -52,27 +48,6 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParsedCommand:
-    """A command ready for its actor: the stream, the domain command, the idempotency key
-    (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
-    and subject)."""
-
-    op: str
-    id: str
-    stream: str
-    command: Any
-    key: str
-    fingerprint: str
-    table: str | None
-    raffle: str | None = None
-    location: Mapping[str, Any] | None = None
-    """An online sale's reported location, to be sealed under the purchaser's key by the
-    gateway (personal data: never logged, never in an event in clear)."""
-    spec: Op | None = None
-    """The op's declaration (:mod:`services.gateway.ops`)."""
 
 
 def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
