@@ -68,6 +68,12 @@ def event_class(name: str) -> type[Event]:
         raise UnknownEvent(name) from None
 
 
+def current_version(name: str) -> int | None:
+    """The version the registry reads ``name`` at (None for a type it does not know)."""
+    cls = _REGISTRY.get(name)
+    return None if cls is None else cls.VERSION
+
+
 def registered() -> Mapping[str, type[Event]]:
     return dict(_REGISTRY)
 
@@ -148,7 +154,18 @@ def _build_decoder(tp: Any) -> Callable[[Any], Any]:
         def decode_dataclass(data: Any) -> Any:
             return cls(**{name: conv(data[name]) for name, conv in fields if name in data})
 
-        return decode_dataclass
+        if any(conv is not _identity for _name, conv in fields):
+            return decode_dataclass
+        names = frozenset(name for name, _conv in fields)
+
+        def decode_plain(data: Any) -> Any:
+            # Every field as stored: the data is the keyword arguments when its keys are
+            # exactly the fields (as to_data writes them), which skips a copy per event.
+            if data.keys() == names:
+                return cls(**data)
+            return decode_dataclass(data)
+
+        return decode_plain
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:

@@ -1,4 +1,9 @@
-"""msgpack codec for envelopes as they sit in Redis Streams entries (one field ``e``)."""
+"""msgpack codec for envelopes as they sit in Redis Streams entries (one field ``e``).
+
+The stored envelope is a msgpack array in a fixed field order; this module is the one
+place that knows the order (every reader goes through :func:`decode`, :func:`fold_view`
+or :func:`stream_of`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,11 @@ from typing import Any
 
 import msgpack
 
+from events.base import Data, current_version, upcast
 from events.envelope import Envelope
+
+_TYPE, _VERSION, _STREAM, _TS, _DATA = 1, 2, 3, 5, 11
+"""Positions in the stored array (see :func:`encode`) of what a fold reads."""
 
 
 def encode(env: Envelope) -> bytes:
@@ -51,6 +60,28 @@ def decode(raw: bytes, log_id: str | None = None) -> Envelope:
         data=f[11],
         log_id=log_id,
     ).with_raw(raw)
+
+
+def fold_view(raw: bytes) -> tuple[str, str, Data, int]:
+    """What a projection folds of a stored envelope: its type, stream, data and occurred-at
+    (unix ms), the data upcast by the event registry to the type's current version. Only
+    the data of an older version goes through the upcasters (a current one is passed as
+    stored, so a rebuild pays for upcasting only where there is some); a type the registry
+    does not know is passed as stored (the projections fold only the types they name)."""
+    f: list[Any] = msgpack.unpackb(raw, raw=False)
+    type_ = f[_TYPE]
+    data = f[_DATA]
+    version = f[_VERSION]
+    current = current_version(type_)
+    if version != current and current is not None:
+        data = upcast(type_, version, data)
+    return type_, f[_STREAM], data, f[_TS]
+
+
+def stream_of(raw: bytes) -> str:
+    """The stream a stored envelope belongs to."""
+    stream: str = msgpack.unpackb(raw, raw=False)[_STREAM]
+    return stream
 
 
 def to_json(env: Envelope) -> dict[str, Any]:

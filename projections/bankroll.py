@@ -1,11 +1,12 @@
 """Bankrolls: money per player, per table, per organization and per occasion.
 
 Definitions (cents):
-- player: ``bought`` (chips issued), ``redeemed`` (cashed out), ``wagered`` (bets placed less
-  bets cancelled), ``paid`` (paid back: stake plus winnings), ``balance`` =
-  bought − redeemed − wagered + paid, ``net`` = paid − wagered (the player's result).
-- table: ``handle`` (wagered), ``paid_out``, ``house_win`` = handle − paid_out, ``rounds``,
-  ``bets``.
+- player: ``bought`` (chips issued), ``redeemed`` (cashed out), ``wagered`` (bets placed and
+  wagers added to them, less bets cancelled), ``paid`` (paid back: stake plus winnings, by
+  a round's settlement or a part of it), ``balance`` = bought − redeemed − wagered + paid,
+  ``net`` = paid − wagered (the player's result).
+- table: ``handle`` (wagered), ``paid_out``, ``house_win`` = handle − paid_out, ``rounds``
+  (rounds ended: a ``Settled`` or a ``RoundEnded``), ``bets`` (placed less cancelled).
 - organization and occasion: ``issued``, ``redeemed``, ``handle``, ``paid_out``,
   ``house_win``; the organization also ``outstanding`` = issued − redeemed, the chips in
   players' hands and on layouts. Money is conserved: sum of balances + house_win =
@@ -19,11 +20,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from events.base import event_class, from_data
+from events.money import MONEY_EVENTS, money_moves
 from services.aggregates import TABLE_PREFIX
 
 PLAYER_FIELDS = ("bought", "redeemed", "wagered", "paid", "balance", "net")
 TABLE_FIELDS = ("handle", "paid_out", "house_win", "rounds", "bets")
 TOTAL_FIELDS = ("issued", "redeemed", "handle", "paid_out", "house_win")
+SETTLED = "Settled"
+ROUND_ENDED = "RoundEnded"
+"""A table's ``rounds`` counts the rounds ended: by a ``Settled`` (one outcome) or a
+``RoundEnded`` (a round of many steps)."""
+CAGE_FIELD = {"issued": "bought", "redeemed": "redeemed"}
+"""A player's field for each kind of cage move (the totals' field is the kind's name)."""
+BET_COUNT = {"BetPlaced": 1, "BetCancelled": -1}
+"""How a table's ``bets`` moves (an added wager is part of its bet, not another bet)."""
 
 
 def _zero(fields: tuple[str, ...]) -> dict[str, int]:
@@ -31,12 +42,14 @@ def _zero(fields: tuple[str, ...]) -> dict[str, int]:
 
 
 class Bankrolls:
-    """The bankroll projection (see the module docstring for every figure's meaning)."""
+    """The bankroll projection (see the module docstring for every figure's meaning).
+
+    Money is read through :func:`events.money.money_moves`, the one place that says which
+    event moves whose balance: a new kind of wager or settlement counts here once it
+    counts there."""
 
     name = "bankrolls"
-    types = frozenset(
-        {"BetPlaced", "Settled", "BetCancelled", "ChipsIssued", "ChipsRedeemed", "OccasionStarted"}
-    )
+    types = MONEY_EVENTS | {"OccasionStarted", ROUND_ENDED}
     """The event types :meth:`apply` folds (the runner skips the others)."""
 
     def __init__(self) -> None:
@@ -69,59 +82,51 @@ class Bankrolls:
         return (self.organization, o)
 
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
-        if type_ == "BetPlaced":
-            self._wager(stream, data["player"], data["amount"], 1)
-        elif type_ == "Settled":
-            self._settled(stream, data)
-        elif type_ == "BetCancelled":
-            self._wager(stream, data["player"], data["amount"], -1)
-        elif type_ == "ChipsIssued":
-            self._cage(data["player"], data["amount"], "bought", "issued", 1)
-        elif type_ == "ChipsRedeemed":
-            self._cage(data["player"], data["amount"], "redeemed", "redeemed", -1)
+        if type_ in MONEY_EVENTS:
+            self._money(type_, stream, data)
+        elif type_ == ROUND_ENDED:
+            self._table(stream)["rounds"] += 1
         elif type_ == "OccasionStarted":
             self.occasion = data["occasion"]
             self._totals()
 
-    def _wager(self, stream: str, player: str, amount: int, sign: int) -> None:
-        amount *= sign
-        p = self._player(player)
-        p["wagered"] += amount
-        p["balance"] -= amount
-        p["net"] -= amount
-        t = self._table(stream)
-        t["handle"] += amount
-        t["house_win"] += amount
-        t["bets"] += sign
-        for tot in self._totals():
-            tot["handle"] += amount
-            tot["house_win"] += amount
-
-    def _settled(self, stream: str, data: dict[str, Any]) -> None:
-        t = self._table(stream)
-        t["rounds"] += 1
-        total = 0
-        for s in data["settlements"]:
-            paid = s["paid"]
-            if paid:
-                p = self._player(s["player"])
-                p["paid"] += paid
-                p["balance"] += paid
-                p["net"] += paid
-                total += paid
-        t["paid_out"] += total
-        t["house_win"] -= total
-        for tot in self._totals():
-            tot["paid_out"] += total
-            tot["house_win"] -= total
-
-    def _cage(self, player: str, amount: int, field: str, total: str, sign: int) -> None:
-        p = self._player(player)
-        p[field] += amount
-        p["balance"] += sign * amount
-        for tot in self._totals():
-            tot[total] += amount
-        self.organization["outstanding"] += sign * amount
+    def _money(self, type_: str, stream: str, data: dict[str, Any]) -> None:
+        moves = money_moves(from_data(type_, event_class(type_).VERSION, data))
+        players = self.players
+        handle = paid_out = cage = 0
+        for player, cents, kind in moves:
+            p = players.get(player)
+            if p is None:
+                p = self._player(player)
+            p["balance"] += cents
+            if kind == "paid":
+                p["net"] += cents
+                p["paid"] += cents
+                paid_out += cents
+            elif kind == "wagered" or kind == "returned":
+                # A wager leaves the balance (negative), a bet taken back returns to it.
+                p["net"] += cents
+                p["wagered"] -= cents
+                handle -= cents
+            else:  # the cage: chips issued (positive) or redeemed (negative)
+                p[CAGE_FIELD[kind]] += abs(cents)
+                for row in self._totals():
+                    row[kind] += abs(cents)
+                cage += cents
+        self.organization["outstanding"] += cage
+        totals = self._totals()
+        if stream.startswith(TABLE_PREFIX):
+            table = self._table(stream)
+            if type_ == SETTLED:
+                table["rounds"] += 1
+            elif type_ in BET_COUNT:
+                table["bets"] += BET_COUNT[type_]
+            totals = (*totals, table)
+        if handle or paid_out:
+            for row in totals:
+                row["handle"] += handle
+                row["paid_out"] += paid_out
+                row["house_win"] += handle - paid_out
 
     def snapshot(self) -> dict[str, Any]:
         return copy.deepcopy(

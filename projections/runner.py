@@ -23,6 +23,7 @@ import msgpack
 import redis.exceptions
 import structlog
 
+from events.codec import fold_view
 from projections.base import Projection
 from services.derived_keys import derive_key
 from services.store import keys
@@ -50,26 +51,24 @@ def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, byt
 
 
 def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) -> None:
-    """Decode only what the folds need (type, stream, data, occurred-at) and apply it to
-    each projection that folds that event type (its ``types``; all when it has none)."""
-    unpackb = msgpack.unpackb
+    """Decode what the folds need (:func:`events.codec.fold_view`: type, stream, data upcast
+    by the event registry, occurred-at) and apply it to each projection that folds that
+    event type (its ``types``; all when it has none)."""
     if len(projections) == 1:
         only = projections[0].apply
         for raw in payloads:
-            f = unpackb(raw, raw=False)
-            only(f[1], f[3], f[11], f[5])
+            only(*fold_view(raw))
         return
     routes: dict[str, tuple[Callable[[str, str, dict[str, Any], int], None], ...]] = {}
     for raw in payloads:
-        f = unpackb(raw, raw=False)
-        type_ = f[1]
+        type_, stream, data, ts = fold_view(raw)
         applies = routes.get(type_)
         if applies is None:
             applies = routes[type_] = tuple(
                 p.apply for p in projections if (t := folds(p)) is None or type_ in t
             )
         for apply in applies:
-            apply(type_, f[3], f[11], f[5])
+            apply(type_, stream, data, ts)
 
 
 def folds(projection: Projection) -> frozenset[str] | None:

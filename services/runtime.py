@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgpack
 import structlog
 
-from events.codec import decode
+from events.codec import decode, stream_of
 from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
@@ -150,7 +149,7 @@ class Runtime:
         if self.broker.subscribers(LOG):
             self.broker.publish_log([decode(raw, log_id) for log_id, raw in page])
         if self.view_listeners:
-            touched = {msgpack.unpackb(raw, raw=False)[3] for _log_id, raw in page}
+            touched = {stream_of(raw) for _log_id, raw in page}
             for (kind, key), listeners in list(self.view_listeners.items()):
                 if view_stream(kind, key) in touched:
                     data = self.view(kind, key)

@@ -228,32 +228,9 @@ def load_secret(data_dir: Path, *, create: bool) -> bytes:
     return value
 
 
-# Who may do what.
+# Who may read what (who may send what is declared per op in services/gateway/ops.py).
 
 READ_ALL = frozenset({"auditor", "ops"})
-TABLE_OPS = frozenset(
-    {"open_round", "no_more_bets", "record_outcome", "draw_outcome", "close_table"}
-)
-CAGE_OPS = frozenset({"buy_chips", "cash_out"})
-MERCHANDISE_OPS = frozenset({"add_stock"})
-"""A merchandise wheel's shelf is restocked by a member in charge (4620.10(e))."""
-RAFFLE_SELLER_OPS = frozenset({"sell_ticket", "register_purchaser"})
-"""Sellers sell raffle tickets (at the door, or online for a registered purchaser)."""
-RAFFLE_MIC_OPS = frozenset(
-    {
-        "setup_raffle",
-        "record_drawing_method",
-        "close_sales",
-        "hold_drawing",
-        "reveal_card",
-        "try_key",
-        "erase_purchaser",
-        "load_self_exclusions",
-    }
-)
-"""The member in charge sets raffles up, draws, reveals cards, tries keys and keeps the
-purchaser data (erasure, the self-exclusion list); a member in charge may register a
-purchaser too."""
 RAFFLE_READERS = frozenset({"auditor", "ops", "member_in_charge", "seller", "player"})
 """Who may read a raffle's stream: its board, drawings and prizes are public to players;
 its events carry no personal data."""
@@ -277,38 +254,11 @@ def may_read(p: Principal, stream: str) -> bool:
     return False
 
 
-TOKEN_ADMIN_OPS = frozenset({"revoke_token"})
-"""Ops takes a lost tablet's token out of use (docs/OPERATIONS.md "A lost tablet")."""
+CONTROL_SHEET_READERS = frozenset({"auditor", "ops", "member_in_charge"})
+"""Who reads every merchandise wheel's control sheet."""
 
 
-def authorize(p: Principal, op: str, table: str | None, player: str | None) -> str | None:
-    """Why ``p`` may not send ``op`` (a message), or None when it may."""
-    if op in TOKEN_ADMIN_OPS:
-        return None if p.role == "ops" else f"{op} is for ops"
-    if op in TABLE_OPS:
-        if p.role != "dealer":
-            return f"{op} is for the table's dealer"
-        if table not in p.tables:
-            return f"you are not a dealer of {table}"
-        return None
-    if op in ("place_bet", "cancel_bet"):
-        if p.role == "dealer":
-            return None if table in p.tables else f"you are not a dealer of {table}"
-        if p.role == "player":
-            if p.player is None or (player is not None and player != p.player):
-                return "a player bets only for their own account"
-            return None
-        return f"{op} is for players and the table's dealer"
-    if op in CAGE_OPS:
-        return None if p.role == "cashier" else f"{op} is for cashiers"
-    if op in MERCHANDISE_OPS:
-        return None if p.role == "member_in_charge" else f"{op} is for a member in charge"
-    if op == "register_purchaser":
-        if p.role in ("seller", "member_in_charge"):
-            return None
-        return f"{op} is for sellers and the member in charge"
-    if op in RAFFLE_SELLER_OPS:
-        return None if p.role == "seller" else f"{op} is for sellers"
-    if op in RAFFLE_MIC_OPS:
-        return None if p.role == "member_in_charge" else f"{op} is for the member in charge"
-    return f"{op} is not allowed for {p.role}"
+def may_read_sheet(who: Principal, table: str) -> bool:
+    """A merchandise wheel's control sheet is for auditors, ops, members in charge and the
+    wheel's own dealers."""
+    return who.role in CONTROL_SHEET_READERS or (who.role == "dealer" and table in who.tables)

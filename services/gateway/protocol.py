@@ -1,9 +1,10 @@
-"""Parsing client commands (PROTOCOL.md "Commands") into actor submissions.
+"""Reading client requests: JSON, the checks every request gets, and the field parsers.
 
-Everything a client sends is checked here before it reaches an actor: shape and types
+Everything a client sends is checked before it reaches an actor: shape and types
 (``bad_request``), amounts (``bad_request`` for zero, negative or fractional, ``over_limit``
-for amounts beyond any limit), the table (``unknown_table``) and the principal's right to
-send it (``forbidden``). The game's own checks (``invalid_bet``, ``wager_not_offered``,
+for amounts beyond any limit); each op's fields, its aggregate (``unknown_table``) and the
+principal's right to send it (``forbidden``) are declared in :mod:`services.gateway.ops`,
+which uses the parsers here. The game's own checks (``invalid_bet``, ``wager_not_offered``,
 ``over_limit``, ``bets_closed``…) run in the actor's ``decide``.
 """
 
@@ -14,35 +15,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
-from services.cage.rules import BuyChips, CashOut
-from services.games.merchandise import AddStock
-from services.games.single_outcome import DrawOutcome, RecordOutcome
-from services.gateway.auth import Principal, authorize
 from services.limits import MAX_SAFE_AMOUNT_CENTS
-from services.night import ID_PATTERN
-from services.raffles.config_input import raffle_options
-from services.raffles.queen_of_hearts import POSITIONS
-from services.raffles.state import (
-    CloseSales,
-    HoldDrawing,
-    OnlinePurchase,
-    RecordDrawingMethod,
-    RevealCard,
-    SellTicket,
-    SetupRaffle,
-    TryKey,
-)
-from services.tables.rules import (
-    CallNoMoreBets,
-    CancelBet,
-    CloseTable,
-    OpenRound,
-    PlaceBet,
-)
 from services.text import MAX_NAME_CHARS, has_control
 
 MAX_ID_LENGTH = MAX_NAME_CHARS
@@ -61,37 +36,6 @@ MSGPACK_INT_RANGE = (-(2**63), 2**64 - 1)
 MAX_SAFE_POSITION = 2**53 - 1
 """Largest seq (and largest part of an org-log id) a ``since`` may name: the largest
 integer every JSON reader keeps exactly, and far past any stream's head."""
-COMMAND_OPS = frozenset(
-    {
-        "open_round",
-        "place_bet",
-        "cancel_bet",
-        "no_more_bets",
-        "record_outcome",
-        "draw_outcome",
-        "close_table",
-        "buy_chips",
-        "cash_out",
-        "add_stock",
-    }
-)
-RAFFLE_OPS = frozenset(
-    {
-        "setup_raffle",
-        "record_drawing_method",
-        "sell_ticket",
-        "close_sales",
-        "hold_drawing",
-        "reveal_card",
-        "try_key",
-    }
-)
-TOKEN_OPS = frozenset({"revoke_token"})
-"""Ops on the organization's tokens (no stream, no event: a revocation is kept beside the
-log, for every server process; docs/OPERATIONS.md "A lost tablet")."""
-PURCHASER_OPS = frozenset({"register_purchaser", "erase_purchaser", "load_self_exclusions"})
-"""Ops on the purchaser vault (no stream, no event: personal data never enters the log)."""
-COMMAND_OPS = COMMAND_OPS | RAFFLE_OPS
 STREAM_OPS = frozenset({"subscribe", "unsubscribe"})
 MAX_LOCATION_BYTES = 2048
 """Largest reported location (JSON) an online sale may carry."""
@@ -104,25 +48,6 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParsedCommand:
-    """A command ready for its actor: the stream, the domain command, the idempotency key
-    (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
-    and subject)."""
-
-    op: str
-    id: str
-    stream: str
-    command: Any
-    key: str
-    fingerprint: str
-    table: str | None
-    raffle: str | None = None
-    location: Mapping[str, Any] | None = None
-    """An online sale's reported location, to be sealed under the purchaser's key by the
-    gateway (personal data: never logged, never in an event in clear)."""
 
 
 def parse_json(text: str | bytes, *, check: bool = True) -> dict[str, Any]:
@@ -355,80 +280,8 @@ def fingerprint(msg: Mapping[str, Any]) -> str:
     ).hexdigest()
 
 
-def parse_command(
-    msg: Mapping[str, Any],
-    who: Principal,
-    tables: frozenset[str] | set[str],
-    raffles: frozenset[str] | set[str] = frozenset(),
-    *,
-    now_ms: int = 0,
-    organization: str = "",
-    occasion: str | None = None,
-) -> ParsedCommand:
-    """Turn a request object into a command for its actor, or raise ProtocolError."""
-    op = field(msg, "op", str)
-    if op not in COMMAND_OPS:
-        raise ProtocolError("bad_request", f"unknown op {op!r}")
-    command_id = text_field(msg, "id")
-    if op in RAFFLE_OPS:
-        return _parse_raffle(op, command_id, msg, who, raffles, now_ms, organization, occasion)
-    table: str | None = None
-    player: str | None = None
-    command: Any
-    if op in ("buy_chips", "cash_out"):
-        player = text_field(msg, "player")
-        stream = CAGE
-    else:
-        table = text_field(msg, "table")
-        if table not in tables:
-            raise ProtocolError("unknown_table", f"no table {table!r} tonight")
-        stream = table_stream(table)
-    if op == "place_bet":
-        player = text_field(msg, "player")
-    denied = authorize(who, op, table, player)
-    if denied:
-        raise ProtocolError("forbidden", denied)
-    match op:
-        case "open_round":
-            command = OpenRound()
-        case "place_bet":
-            bet = field(msg, "bet", dict)
-            command = PlaceBet(player=player or "", bet=bet, amount=amount_field(msg))
-        case "cancel_bet":
-            own = who.player if who.role == "player" else None
-            command = CancelBet(bet_id=text_field(msg, "bet_id"), player=own)
-        case "no_more_bets":
-            command = CallNoMoreBets()
-        case "record_outcome":
-            if "outcome" not in msg:
-                raise ProtocolError("bad_request", "missing field 'outcome'")
-            # Any JSON value: the game says what its outcomes look like (invalid_outcome).
-            command = RecordOutcome(outcome=msg["outcome"])
-        case "draw_outcome":
-            command = DrawOutcome()  # the table actor's adapter draws, through its Chance
-        case "close_table":
-            reason = msg.get("reason", "closed by the dealer")
-            if not isinstance(reason, str):
-                raise ProtocolError("bad_request", "field 'reason' must be str")
-            command = CloseTable(reason=reason[:200])
-        case "add_stock":
-            command = AddStock(items=field(msg, "items", list))
-        case "buy_chips":
-            command = BuyChips(player=player or "", amount=amount_field(msg))
-        case _:
-            command = CashOut(player=player or "", amount=amount_field(msg))
-    return ParsedCommand(
-        op=op,
-        id=command_id,
-        stream=stream,
-        command=command,
-        key=idempotency_key(who.role, who.sub, command_id),
-        fingerprint=fingerprint(msg),
-        table=table,
-    )
-
-
 def int_field(msg: Mapping[str, Any], name: str, low: int, high: int) -> int:
+    """A whole number from ``low`` to ``high`` (``2.0`` is 2; ``bad_request`` otherwise)."""
     value = field(msg, name, (int, float))
     if isinstance(value, float):
         if not value.is_integer():
@@ -437,121 +290,3 @@ def int_field(msg: Mapping[str, Any], name: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ProtocolError("bad_request", f"{name} must be from {low} to {high}")
     return int(value)
-
-
-def _position(msg: Mapping[str, Any]) -> int:
-    """``position``: a whole number (``bad_request`` otherwise) on the board, 1 to 54
-    (``invalid_position`` otherwise, as docs/PROTOCOL.md gives it; 4620.23(b)(3))."""
-    value = field(msg, "position", (int, float))
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ProtocolError("bad_request", "position must be a whole number")
-        value = int(value)
-    if not 1 <= value <= POSITIONS:
-        raise ProtocolError("invalid_position", f"positions are 1 to {POSITIONS}")
-    return int(value)
-
-
-def _int_list(msg: Mapping[str, Any], name: str) -> tuple[int, ...]:
-    raw = msg.get(name, [])
-    if not isinstance(raw, list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 2**31 for v in raw
-    ):
-        raise ProtocolError("bad_request", f"{name} must be a list of positive whole numbers")
-    return tuple(raw)
-
-
-def _parse_raffle(
-    op: str,
-    command_id: str,
-    msg: Mapping[str, Any],
-    who: Principal,
-    raffles: frozenset[str] | set[str],
-    now_ms: int,
-    organization: str,
-    occasion: str | None,
-) -> ParsedCommand:
-    """A raffle op (PROTOCOL.md "Raffles"): its stream is ``raffle:<raffle>``. A door sale
-    counts toward the night's ``occasion`` unless it names another; an online sale toward
-    the one it names, if any."""
-    raffle = text_field(msg, "raffle")
-    if op == "setup_raffle":
-        if not ID_PATTERN.match(raffle):
-            raise ProtocolError("bad_request", f"raffle ids must match {ID_PATTERN.pattern}")
-    elif raffle not in raffles:
-        raise ProtocolError("unknown_raffle", f"no raffle {raffle!r}")
-    denied = authorize(who, op, None, None)
-    if denied:
-        raise ProtocolError("forbidden", denied)
-    location: Mapping[str, Any] | None = None
-    command: Any
-    match op:
-        case "setup_raffle":
-            config = field(msg, "config", dict)
-            try:
-                options = raffle_options(config, organization=organization)
-            except RuleError as e:
-                raise ProtocolError(e.code, e.message) from None
-            command = SetupRaffle(kind=text_field(msg, "kind"), config=options)
-        case "record_drawing_method":
-            command = RecordDrawingMethod(
-                method=text_field(msg, "method"), description=field(msg, "description", str)
-            )
-        case "sell_ticket":
-            count = int_field(msg, "count", 1, 1000) if "count" in msg else 1
-            serial = int_field(msg, "serial", 1, 2**31) if "serial" in msg else None
-            channel = msg.get("channel", "door")
-            online: OnlinePurchase | None = None
-            if channel == "online":
-                location = field(msg, "location", dict)
-                if len(json.dumps(location)) > MAX_LOCATION_BYTES:
-                    raise ProtocolError("bad_request", "location is too large")
-                state = location.get("state")
-                online = OnlinePurchase(
-                    purchaser=text_field(msg, "purchaser"),
-                    account=None,
-                    excluded=False,
-                    location_state=state if isinstance(state, str) else None,
-                    location_sealed="",
-                )
-            elif channel != "door":
-                raise ProtocolError("bad_request", "channel must be 'door' or 'online'")
-            named = msg.get("occasion")
-            if named is not None and not (isinstance(named, str) and 0 < len(named) <= 128):
-                raise ProtocolError("bad_request", "field 'occasion' must be 1 to 128 characters")
-            command = SellTicket(
-                count=count,
-                amount=amount_field(msg),
-                now_ms=now_ms,
-                serial=serial,
-                occasion=named if named is not None or online else occasion,
-                online=online,
-            )
-        case "close_sales":
-            command = CloseSales(now_ms=now_ms)
-        case "hold_drawing":
-            command = HoldDrawing(
-                now_ms=now_ms, serials=_int_list(msg, "serials"), keys=_int_list(msg, "keys")
-            )
-        case "reveal_card":
-            card = msg.get("card")
-            if card is not None and not isinstance(card, str):
-                raise ProtocolError("bad_request", "field 'card' must be str")
-            command = RevealCard(now_ms=now_ms, position=_position(msg), card=card)
-        case _:
-            command = TryKey(
-                now_ms=now_ms,
-                key=int_field(msg, "key", 1, 2**31),
-                opened=field(msg, "opened", bool),
-            )
-    return ParsedCommand(
-        op=op,
-        id=command_id,
-        stream=raffle_stream(raffle),
-        command=command,
-        key=idempotency_key(who.role, who.sub, command_id),
-        fingerprint=fingerprint(msg),
-        table=None,
-        raffle=raffle,
-        location=location,
-    )

@@ -15,8 +15,6 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import msgpack
-
 from events.codec import decode
 from events.envelope import GENESIS_HASH, Envelope, expected_hash
 from services.store.redis_store import EventStore
@@ -259,15 +257,15 @@ class CommandCheck:
                 page = await store.read_raw(stream, since=count, limit=min(batch, upto - count))
                 for _entry_id, raw, log_id in page:
                     count += 1
-                    f = msgpack.unpackb(raw, raw=False)
-                    at = (_position(log_id) if log_id else _NOWHERE, stream, f[4])
-                    identity = (f[6], f[7])
+                    env = decode(raw)
+                    at = (_position(log_id) if log_id else _NOWHERE, stream, env.seq)
+                    identity = (env.actor, env.causation)
                     if identity != prev:
                         prev = identity
                         if hash(identity) in self._suspect_runs:
                             runs.setdefault(identity, []).append(at)
-                    if hash(f[0]) in self._suspect_ids:
-                        ids.setdefault(f[0], []).append(at)
+                    if hash(env.id) in self._suspect_ids:
+                        ids.setdefault(env.id, []).append(at)
                 if not page:
                     break
         out: list[Duplicate] = []

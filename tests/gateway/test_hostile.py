@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from services.gateway import app as gateway
+from services.gateway import transport as gateway
 from services.gateway.protocol import MAX_JSON_CONTAINERS
 from services.store.embedded import EmbeddedRedis
 from tests.conftest import night_doc

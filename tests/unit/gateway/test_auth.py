@@ -17,7 +17,6 @@ from jwt.warnings import InsecureKeyLengthWarning
 from services.gateway.auth import (
     AuthError,
     Principal,
-    authorize,
     issue,
     may_read,
     mint,
@@ -26,6 +25,7 @@ from services.gateway.auth import (
     signing_key,
     verify,
 )
+from services.gateway.ops import authorize
 
 SECRET = b"s3cret"
 NOW = 1_800_000_000

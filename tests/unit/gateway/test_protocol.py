@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from services.gateway.auth import Principal
+from services.gateway.ops import parse_command
 from services.gateway.protocol import (
     MAX_JSON_CONTAINERS,
     MAX_JSON_DEPTH,
     MAX_SAFE_POSITION,
     ProtocolError,
     idempotency_key,
-    parse_command,
     parse_json,
     request_id,
     since_log_id,
@@ -236,7 +236,7 @@ def test_a_principal_reads_at_its_rate_after_a_burst() -> None:
     """A principal's first ``burst`` messages are read at once; after that each waits its
     turn at ``rate`` a second, however many connections it reads from; an idle principal
     refills."""
-    from services.gateway.app import PrincipalSlots
+    from services.gateway.transport import PrincipalSlots
 
     now = [100.0]
     slots = PrincipalSlots(16, rate=10.0, burst=3, clock=lambda: now[0])
@@ -296,7 +296,7 @@ def test_a_reply_never_echoes_a_number_json_cannot_hold(raw: float) -> None:
 
 
 def test_a_message_costs_one_token_per_256_bytes() -> None:
-    from services.gateway.app import message_cost
+    from services.gateway.transport import message_cost
 
     assert message_cost("x" * 200) == 1
     assert message_cost("x" * 256) == 2

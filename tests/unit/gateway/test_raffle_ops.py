@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from services.gateway.auth import Principal, authorize, may_read
-from services.gateway.protocol import ProtocolError, fingerprint, parse_command
+from services.gateway.auth import Principal, may_read
+from services.gateway.ops import authorize, parse_command
+from services.gateway.protocol import ProtocolError, fingerprint
 from services.raffles.state import HoldDrawing, RevealCard, SellTicket, SetupRaffle, TryKey
 
 ROLES = ("player", "dealer", "cashier", "seller", "member_in_charge", "auditor", "ops")

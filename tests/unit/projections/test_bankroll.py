@@ -176,3 +176,43 @@ def test_an_auditor_recomputes_every_payout_from_the_log() -> None:
             assert ev.paid == sum(s.paid for s in ev.settlements)
             checked += 1
     assert checked > 5
+
+
+def test_added_wagers_and_part_settlements_count_as_money_moves_say() -> None:
+    """A double (``WagerAdded``) counts in the player's ``wagered`` and the table's handle, a
+    part settlement (``PartSettled``) in ``paid`` and ``paid_out``, as ``money_moves`` says;
+    a round of many steps counts in ``rounds`` by its ``RoundEnded``, not by its parts."""
+    from events.tables import BetSettlement, PartSettled, RoundEnded, WagerAdded
+
+    b = Bankrolls()
+    stream = "table:bj-1"
+    events: list[tuple[str, Event]] = [
+        ("cage", ChipsIssued(player="p-1", amount=1000)),
+        (stream, BetPlaced(round=1, bet_id="b1", player="p-1", bet={"space": 1}, amount=100)),
+        (
+            stream,
+            WagerAdded(round=1, bet_id="b1", wager_id="b1.d", player="p-1", amount=100, kind="x"),
+        ),
+        (
+            stream,
+            PartSettled(
+                round=1,
+                part="hand:1",
+                settlements=(
+                    BetSettlement(bet_id="b1", player="p-1", amount=100, result="won", paid=200),
+                    BetSettlement(bet_id="b1.d", player="p-1", amount=100, result="won", paid=200),
+                ),
+                wagered=200,
+                paid=400,
+            ),
+        ),
+        (stream, RoundEnded(round=1)),
+    ]
+    for s, ev in events:
+        b.apply(ev.NAME, s, to_data(ev))
+    player = b.players["p-1"]
+    assert (player["wagered"], player["paid"], player["balance"]) == (200, 400, 1200)
+    table = b.tables["bj-1"]
+    assert (table["handle"], table["paid_out"], table["house_win"]) == (200, 400, -200)
+    assert (table["rounds"], table["bets"]) == (1, 1)
+    assert b.organization["house_win"] + player["balance"] == b.organization["issued"]

@@ -1,0 +1,273 @@
+"""Commands: one dispatch for the websocket and HTTP paths, driven by the op registry.
+
+:func:`submit_command` checks a request against its op's declaration
+(:mod:`services.gateway.ops`) and queues its command for the aggregate's actor, or, for an
+off-stream op (the purchaser vault, the tokens), performs it in the background; either way
+the caller gets one future with the one reply. Raffle commands that need the store first
+(a server-dealt board, an online purchaser) are prepared before they are queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import time
+from typing import Any
+
+import structlog
+
+from services.actor import STORE_ERRORS, Reply, Submission, error_reply
+from services.aggregates import RuleError
+from services.gateway.auth import Principal
+from services.gateway.ops import OPS, Op, ParsedCommand, check_off_stream, op_spec, parse_command
+from services.gateway.protocol import ProtocolError
+from services.license import occasion_open
+from services.raffles import board
+from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaffle
+from services.raffles.vault import VaultError
+from services.runtime import Runtime
+from services.tables.rules import TableState
+
+log = structlog.get_logger(__name__)
+
+
+def _resolved(reply: Reply) -> asyncio.Future[Reply]:
+    done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+    done.set_result(reply)
+    return done
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+"""Commands being prepared or performed off the streams (vault, board and token look-ups)."""
+
+
+def _in_background(coro: Any) -> None:
+    task = asyncio.get_running_loop().create_task(coro)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Reply:
+    """Run one command for ``who`` and return its one reply (without ``re``)."""
+    return await submit_command(runtime, who, msg)
+
+
+def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asyncio.Future[Reply]:
+    """Check one command for ``who`` and queue it for its actor; the future is its one
+    reply (without ``re``), counted in the metrics and, when refused, logged. A table's
+    and the cage's commands are refused (``occasion_closed``) outside the night's occasion
+    window; raffles and off-stream ops are not bound by it."""
+    started = time.perf_counter()
+    op = msg.get("op")
+    now_ms = time.time_ns() // 1_000_000
+    try:
+        spec = op_spec(msg)
+        if spec.aggregate.off_stream:
+            return _off_stream_command(runtime, who, spec, msg, started)
+        parsed = parse_command(
+            msg,
+            who,
+            runtime.table_ids,
+            runtime.supervisor.raffles,
+            now_ms=now_ms,
+            organization=runtime.night.organization_name,
+            occasion=runtime.night.occasion,
+        )
+        night = runtime.night
+        if spec.aggregate.occasion_bound and not occasion_open(
+            night.occasion_starts_at, night.occasion_ends_at, now_ms
+        ):
+            raise ProtocolError(
+                "occasion_closed",
+                f"the occasion {night.occasion} is not open now; games run only during it",
+            )
+    except ProtocolError as e:
+        runtime.metrics.answered(op if isinstance(op, str) and op in OPS else "invalid", e.code)
+        return _resolved(error_reply(e.code, e.message))
+    command = parsed.command
+    state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
+    if isinstance(command, SetupRaffle) and parsed.raffle is not None:
+        runtime.supervisor.ensure_raffle(parsed.raffle)
+    if spec.prepared and _needs_lookup(runtime, parsed):
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        _in_background(_prepare_raffle(runtime, who, parsed, future))
+    else:
+        future = _submit(runtime, who, parsed, command)
+
+    def answered(f: asyncio.Future[Reply]) -> None:
+        reply = f.result()
+        code = "ok" if reply["ok"] else reply["error"]["code"]
+        runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
+        if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
+            # a refused setup leaves no actor behind (once it is back to waiting)
+            _in_background(runtime.supervisor.forget_unopened_raffle(parsed.raffle))
+        if not reply["ok"]:
+            log.info(
+                "command_refused",
+                code=code,
+                command_id=parsed.id,
+                op=parsed.op,
+                table=parsed.table,
+                raffle=parsed.raffle,
+                round=state.round if isinstance(state, TableState) else None,
+                sub=who.sub,
+            )
+
+    future.add_done_callback(answered)
+    runtime.deadlines.watch(future)
+    return future
+
+
+def _submit(
+    runtime: Runtime, who: Principal, parsed: ParsedCommand, command: Any
+) -> asyncio.Future[Reply]:
+    return runtime.supervisor.submit_nowait(
+        parsed.stream,
+        Submission(
+            key=parsed.key,
+            fingerprint=parsed.fingerprint,
+            command_id=parsed.id,
+            actor=f"{who.role}:{who.sub}",
+            command=command,
+        ),
+    )
+
+
+# The raffle preparation: what only the server may look up before a raffle's actor sees
+# its command (the ops declared ``prepared``).
+
+
+def _server_board(runtime: Runtime, raffle: str) -> bool:
+    state = runtime.supervisor.raffle_state(raffle)
+    return isinstance(state, RaffleState) and state.config.get("board", {}).get("mode") == "server"
+
+
+def _needs_lookup(runtime: Runtime, parsed: ParsedCommand) -> bool:
+    """Whether a raffle command needs the store before its actor sees it (see
+    :func:`_raffle_command`); every other command is queued at once, in arrival order."""
+    command = parsed.command
+    if isinstance(command, SetupRaffle):
+        return command.config.get("board") == "server"
+    if isinstance(command, RevealCard):
+        return parsed.raffle is not None and _server_board(runtime, parsed.raffle)
+    return isinstance(command, SellTicket) and command.online is not None
+
+
+async def _deal_board(runtime: Runtime, raffle: str, command: Any) -> Any:
+    """A server-dealt Queen of Hearts board: its commitments at setup (dealt here with the
+    runtime's RNG), a position's card and salt at a reveal. (Moves to the raffle actor's
+    adapter with the round model.)"""
+    redis, org = runtime.store.redis, runtime.store.org
+    if isinstance(command, SetupRaffle):
+        if command.kind == "queen_of_hearts" and command.config.get("board") == "server":
+            key = runtime.supervisor.board_key
+            commitments = await board.ensure_board(redis, key, org, raffle, runtime.rng)
+            command = dataclasses.replace(command, board_commitments=commitments)
+    elif isinstance(command, RevealCard) and _server_board(runtime, raffle):
+        found = await board.position(
+            redis, runtime.supervisor.board_key, org, raffle, command.position
+        )
+        if found is not None:
+            command = dataclasses.replace(command, card=found[0], salt=found[1])
+    return command
+
+
+async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
+    """The raffle command with what only the server may look up: the board
+    (:func:`_deal_board`) and an online purchaser's account, self-exclusion and sealed
+    location (4620.22(b)(7)).
+
+    The account is personal data: it goes into the command in memory, for the pure rules
+    to check, and nowhere else."""
+    command = parsed.command
+    raffle = parsed.raffle
+    assert raffle is not None
+    if isinstance(command, SetupRaffle | RevealCard):
+        return await _deal_board(runtime, raffle, command)
+    if isinstance(command, SellTicket) and command.online is not None:
+        vault = runtime.vault
+        purchaser = command.online.purchaser
+        account = await vault.get(purchaser)
+        sealed = ""
+        excluded = False
+        if account is not None:
+            excluded = await vault.is_account_excluded(account)
+            blob = await vault.seal(purchaser, dict(parsed.location or {}))
+            sealed = base64.b64encode(blob).decode()
+        online = dataclasses.replace(
+            command.online, account=account, excluded=excluded, location_sealed=sealed
+        )
+        command = dataclasses.replace(command, online=online)
+    return command
+
+
+async def _prepare_raffle(
+    runtime: Runtime, who: Principal, parsed: ParsedCommand, future: asyncio.Future[Reply]
+) -> None:
+    try:
+        command = await _raffle_command(runtime, parsed)
+        reply = await _submit(runtime, who, parsed, command)
+    except RuleError as e:
+        reply = error_reply(e.code, e.message)
+    except board.BoardUnreadable:
+        # Not transient: the server's secret changed, or the stored board was altered.
+        log.error("raffle_board_unreadable", raffle=parsed.raffle)
+        reply = error_reply(
+            "board_unreadable",
+            "the stored board cannot be opened with this server's secret; nothing was revealed",
+        )
+    except (VaultError, OSError, ConnectionError) as e:
+        log.warning("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
+        reply = error_reply("unavailable", "the store is unreachable; retry the same command id")
+    except Exception as e:
+        # The type only: the command may hold a purchaser's account (personal data), and
+        # an exception's text or traceback must not carry any of it into the log.
+        log.error("raffle_prepare_failed", op=parsed.op, error=type(e).__name__)
+        reply = error_reply("internal", "internal error; retry the same command id")
+    if not future.done():
+        future.set_result(reply)
+
+
+# The off-stream ops (the purchaser vault, the tokens).
+
+_UNREACHABLE: tuple[type[BaseException], ...] = (VaultError, ConnectionError, *STORE_ERRORS)
+"""What an off-stream op's store or vault raises when it cannot be reached: ``unavailable``."""
+
+
+def _off_stream_command(
+    runtime: Runtime, who: Principal, spec: Op, msg: dict[str, Any], started: float
+) -> asyncio.Future[Reply]:
+    """An op that writes no event: checked (id, role, fields), then ``perform``ed in the
+    background; its one reply is the future, by the deadline too. Not recorded for
+    idempotency (a vault op's message carries personal data, which the command results
+    never keep; revoking again changes nothing). A failure is logged with the exception's
+    type only (no log line may hold personal data)."""
+    op = spec.name
+    failure = "vault_op_failed" if spec.aggregate.name == "purchaser vault" else "token_op_failed"
+    future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+    assert spec.perform is not None
+    perform = spec.perform
+
+    async def run() -> None:
+        try:
+            args = check_off_stream(spec, msg, who)
+            reply: Reply = {"ok": True, "result": await perform(runtime, who, args)}
+        except (ProtocolError, RuleError) as e:
+            reply = error_reply(e.code, e.message)
+        except _UNREACHABLE as e:
+            log.warning(failure, op=op, error=type(e).__name__)
+            reply = error_reply("unavailable", "the store is unreachable; retry")
+        except Exception as e:
+            log.error(failure, op=op, error=type(e).__name__)
+            reply = error_reply("internal", "internal error")
+        code = "ok" if reply["ok"] else reply["error"]["code"]
+        runtime.metrics.answered(op, code, time.perf_counter() - started)
+        if not reply["ok"]:
+            log.info("command_refused", code=code, op=op, sub=who.sub)  # never the message
+        if not future.done():  # the deadline may have answered it
+            future.set_result(reply)
+
+    _in_background(run())
+    runtime.deadlines.watch(future)
+    return future

@@ -1,0 +1,693 @@
+"""The registry of ops: every command a client may send, declared once.
+
+An :class:`Op` says everything the gateway knows of one command: its name; the aggregate
+it goes to (:class:`Aggregate`: a table's stream, the cage, a raffle's stream, or off the
+streams: the purchaser vault, the tokens); its fields, each with its parser (required or
+optional); who may send it (:class:`Access`, with the messages ``forbidden`` gives); and how
+its domain command is built from the checked fields (``build``), or, off the streams, what
+is done (``perform``). The websocket and HTTP command paths (:func:`parse_command`),
+authorization (:func:`authorize`) and the op tables of docs/PROTOCOL.md (checked by a test)
+read this registry; the rules' ``decide`` and the actors' replies stay with the actors.
+
+Adding an op is one declaration here, plus its command class and its rule. A table op whose
+command is a game's step is declared like ``cancel_bet``: a builder function, and the roles
+it allows (for instance a hand's action, by its player or by the table's dealer for them)::
+
+    Op(
+        name="act",
+        aggregate=TABLE,
+        access=PlayerOrDealer(who="the player (own hand) or the table's dealer"),
+        fields=(text("hand"), choice("action", ("hit", "stand", "double", "split"))),
+        build=lambda a, ctx: Act(hand=a["hand"], action=a["action"], player=ctx.own_player),
+    )
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
+from services.cage.rules import BuyChips, CashOut
+from services.games.merchandise import AddStock
+from services.games.single_outcome import DrawOutcome, RecordOutcome
+from services.gateway import offstream
+from services.gateway.auth import Principal
+from services.gateway.protocol import (
+    MAX_LOCATION_BYTES,
+    ProtocolError,
+    amount_field,
+    field,
+    fingerprint,
+    idempotency_key,
+    int_field,
+    text_field,
+)
+from services.night import ID_PATTERN
+from services.raffles.config_input import raffle_options
+from services.raffles.purchasers import parse_account, parse_exclusion_csv
+from services.raffles.queen_of_hearts import POSITIONS
+from services.raffles.state import (
+    CloseSales,
+    HoldDrawing,
+    OnlinePurchase,
+    RecordDrawingMethod,
+    RevealCard,
+    SellTicket,
+    SetupRaffle,
+    TryKey,
+)
+from services.tables.rules import (
+    CallNoMoreBets,
+    CancelBet,
+    CloseTable,
+    OpenRound,
+    PlaceBet,
+)
+
+if TYPE_CHECKING:
+    from services.runtime import Runtime
+
+Args = dict[str, Any]
+"""An op's checked fields, by name (an optional field that was not sent: its default)."""
+Parser = Callable[[Mapping[str, Any], str], Any]
+"""Reads and checks one field of a request: ``parser(msg, name)``, or ProtocolError."""
+
+
+# The aggregates an op goes to.
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """Where an op's command goes.
+
+    ``target``: the field naming the aggregate (``table``, ``raffle``), or None; ``stream``
+    maps that name (or None) to the stream; ``occasion_bound``: whether the night's occasion
+    window applies (tables and the cage; raffles run through the license period,
+    4620.22(b)(5), (b)(7)); ``off_stream``: no stream and no event (the op is ``perform``ed)."""
+
+    name: str
+    target: str | None
+    stream: Callable[[str], str] | None
+    occasion_bound: bool
+    off_stream: bool = False
+
+
+TABLE = Aggregate("table", "table", table_stream, occasion_bound=True)
+CAGE_AGGREGATE = Aggregate("cage", None, lambda _name: CAGE, occasion_bound=True)
+RAFFLE = Aggregate("raffle", "raffle", raffle_stream, occasion_bound=False)
+VAULT = Aggregate("purchaser vault", None, None, occasion_bound=False, off_stream=True)
+TOKENS = Aggregate("tokens", None, None, occasion_bound=False, off_stream=True)
+
+
+# Who may send an op.
+
+
+class Access:
+    """Who may send an op: ``roles`` (the roles that may, within its scope), ``who`` (how
+    docs/PROTOCOL.md's op tables say it) and :meth:`denied` (the ``forbidden`` message)."""
+
+    roles: frozenset[str]
+    who: str
+
+    def denied(self, p: Principal, op: str, table: str | None, player: str | None) -> str | None:
+        """Why ``p`` may not send ``op`` at ``table`` for ``player`` (None: it may)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Roles(Access):
+    """Any principal of one of ``roles``; others get ``message`` (``{op}`` is the op)."""
+
+    roles: frozenset[str]
+    message: str
+    who: str
+
+    def denied(self, p: Principal, op: str, table: str | None, player: str | None) -> str | None:
+        return None if p.role in self.roles else self.message.format(op=op)
+
+
+@dataclass(frozen=True, slots=True)
+class TableDealer(Access):
+    """A dealer of the op's table (a dealer token lists its tables)."""
+
+    who: str = "dealer of the table"
+    roles: frozenset[str] = frozenset({"dealer"})
+
+    def denied(self, p: Principal, op: str, table: str | None, player: str | None) -> str | None:
+        if p.role != "dealer":
+            return f"{op} is for the table's dealer"
+        if table not in p.tables:
+            return f"you are not a dealer of {table}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerOrDealer(Access):
+    """A player for their own account (the op's ``player`` field, when it has one, must be
+    the token's), or a dealer of the table acting for any player."""
+
+    who: str
+    own_only: str = "a player bets only for their own account"
+    roles: frozenset[str] = frozenset({"player", "dealer"})
+
+    def denied(self, p: Principal, op: str, table: str | None, player: str | None) -> str | None:
+        if p.role == "dealer":
+            return None if table in p.tables else f"you are not a dealer of {table}"
+        if p.role == "player":
+            if p.player is None or (player is not None and player != p.player):
+                return self.own_only
+            return None
+        return f"{op} is for players and the table's dealer"
+
+
+MEMBER_IN_CHARGE = Roles(
+    frozenset({"member_in_charge"}), "{op} is for the member in charge", "member in charge"
+)
+
+
+# Fields.
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of an op: ``parse(msg, name)`` checks it. A required field must be sent
+    (the parser says ``missing field``); an optional one not sent is ``default``.
+    ``before_auth``: read before authorization, which needs it (a bet's ``player``).
+    ``only_if``: read only when the request meets it (an online sale's ``location``)."""
+
+    name: str
+    parse: Parser
+    required: bool = True
+    default: Any = None
+    before_auth: bool = False
+    only_if: Callable[[Mapping[str, Any]], bool] | None = None
+
+
+def text(name: str, *, required: bool = True, before_auth: bool = False) -> Field:
+    """An id-like text field (:func:`services.gateway.protocol.text_field`)."""
+    return Field(name, text_field, required=required, before_auth=before_auth)
+
+
+def amount() -> Field:
+    """``amount``: a positive whole number of cents (``over_limit`` beyond any amount)."""
+    return Field("amount", lambda msg, _name: amount_field(msg))
+
+
+def typed(name: str, kind: type, *, required: bool = True, default: Any = None) -> Field:
+    """A field of one JSON type (``bad_request`` when mistyped)."""
+    return Field(name, lambda msg, n: field(msg, n, kind), required=required, default=default)
+
+
+def integer(name: str, low: int, high: int, *, required: bool = True, default: Any = None) -> Field:
+    """A whole number from ``low`` to ``high`` (``2.0`` is 2)."""
+    return Field(
+        name, lambda msg, n: int_field(msg, n, low, high), required=required, default=default
+    )
+
+
+def choice(name: str, values: tuple[str, ...], *, default: str | None = None) -> Field:
+    """One of ``values`` (optional when it has a ``default``)."""
+
+    def parse(msg: Mapping[str, Any], n: str) -> str:
+        value = msg.get(n)
+        if value not in values:
+            quoted = " or ".join(repr(v) for v in values)
+            raise ProtocolError("bad_request", f"{n} must be {quoted}")
+        return str(value)
+
+    return Field(name, parse, required=default is None, default=default)
+
+
+def any_json(name: str) -> Field:
+    """Any JSON value, required: the game says what it must look like (an outcome)."""
+
+    def parse(msg: Mapping[str, Any], n: str) -> Any:
+        if n not in msg:
+            raise ProtocolError("bad_request", f"missing field {n!r}")
+        return msg[n]
+
+    return Field(name, parse)
+
+
+def _optional_str(msg: Mapping[str, Any], name: str) -> str | None:
+    value = msg[name]
+    if value is not None and not isinstance(value, str):
+        raise ProtocolError("bad_request", f"field {name!r} must be str")
+    return value
+
+
+def _position(msg: Mapping[str, Any], name: str) -> int:
+    """A whole number (``bad_request`` otherwise) on the board, 1 to 54
+    (``invalid_position`` otherwise; 4620.23(b)(3))."""
+    value = field(msg, name, (int, float))
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ProtocolError("bad_request", f"{name} must be a whole number")
+        value = int(value)
+    if not 1 <= value <= POSITIONS:
+        raise ProtocolError("invalid_position", f"positions are 1 to {POSITIONS}")
+    return int(value)
+
+
+def _int_list(msg: Mapping[str, Any], name: str) -> tuple[int, ...]:
+    raw = msg[name]
+    if not isinstance(raw, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 2**31 for v in raw
+    ):
+        raise ProtocolError("bad_request", f"{name} must be a list of positive whole numbers")
+    return tuple(raw)
+
+
+def _location(msg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    location: dict[str, Any] = field(msg, name, dict)
+    if len(json.dumps(location)) > MAX_LOCATION_BYTES:
+        raise ProtocolError("bad_request", "location is too large")
+    return location
+
+
+def _occasion(msg: Mapping[str, Any], name: str) -> str | None:
+    named = msg[name]
+    if named is not None and not (isinstance(named, str) and 0 < len(named) <= 128):
+        raise ProtocolError("bad_request", "field 'occasion' must be 1 to 128 characters")
+    return named
+
+
+def _flag(msg: Mapping[str, Any], name: str) -> bool:
+    value = msg[name]
+    if not isinstance(value, bool):
+        raise ProtocolError("bad_request", f"field {name!r} must be true or false")
+    return value
+
+
+def _entries(msg: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
+    raw = field(msg, name, list)
+    if not all(isinstance(e, dict) for e in raw):
+        raise ProtocolError("bad_request", "entries are {legal_name, date_of_birth}")
+    return [(str(e.get("legal_name", "")), str(e.get("date_of_birth", ""))) for e in raw]
+
+
+def _online(msg: Mapping[str, Any]) -> bool:
+    return msg.get("channel") == "online"
+
+
+# The ops.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpContext:
+    """What a builder may use beside the fields: who sends it, the server's clock (unix
+    ms), the organization's name and the night's occasion."""
+
+    who: Principal
+    now_ms: int = 0
+    organization: str = ""
+    occasion: str | None = None
+
+    @property
+    def own_player(self) -> str | None:
+        """The sender's own account when a player sends it (None for a dealer acting)."""
+        return self.who.player if self.who.role == "player" else None
+
+
+Builder = Callable[[Args, OpContext], Any]
+Performer = Callable[["Runtime", Principal, Args], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Op:
+    """One op, declared once (see the module docstring).
+
+    ``build`` makes the domain command from the checked fields (stream ops); ``perform``
+    does an off-stream op; ``creates``: the op names a new aggregate (its id must match
+    :data:`services.night.ID_PATTERN`, instead of naming one that runs); ``prepared``: its
+    command may need a look-up in the store before its actor sees it (the gateway's raffle
+    preparation); ``location``: the field whose value the gateway seals for the purchaser
+    (personal data, never in an event in clear); ``who_note``: added to ``access.who`` in
+    docs/PROTOCOL.md (a mode the op needs)."""
+
+    name: str
+    aggregate: Aggregate
+    access: Access
+    fields: tuple[Field, ...] = ()
+    build: Builder | None = None
+    perform: Performer | None = None
+    creates: bool = False
+    prepared: bool = False
+    location: str | None = None
+    who_note: str = ""
+
+    @property
+    def who(self) -> str:
+        """Who may send it, as docs/PROTOCOL.md's op tables say."""
+        return f"{self.access.who}, {self.who_note}" if self.who_note else self.access.who
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        """Every field a client may send (the aggregate's name first), but ``op`` and
+        ``id``."""
+        target = (self.aggregate.target,) if self.aggregate.target else ()
+        return (*target, *(f.name for f in self.fields))
+
+
+def _sell_ticket(a: Args, ctx: OpContext) -> SellTicket:
+    """A door sale counts toward the night's occasion unless it names another; an online
+    sale toward the one it names, if any."""
+    online: OnlinePurchase | None = None
+    if a["channel"] == "online":
+        state = a["location"].get("state")
+        online = OnlinePurchase(
+            purchaser=a["purchaser"],
+            account=None,
+            excluded=False,
+            location_state=state if isinstance(state, str) else None,
+            location_sealed="",
+        )
+    named = a["occasion"]
+    return SellTicket(
+        count=a["count"],
+        amount=a["amount"],
+        now_ms=ctx.now_ms,
+        serial=a["serial"],
+        occasion=named if named is not None or online else ctx.occasion,
+        online=online,
+    )
+
+
+def _setup_raffle(a: Args, ctx: OpContext) -> SetupRaffle:
+    try:
+        options = raffle_options(a["config"], organization=ctx.organization)
+    except RuleError as e:
+        raise ProtocolError(e.code, e.message) from None
+    return SetupRaffle(kind=a["kind"], config=options)
+
+
+def _draw_outcome(a: Args, ctx: OpContext) -> DrawOutcome:
+    # No draw here: the table actor's adapter draws, through its Chance.
+    return DrawOutcome()
+
+
+PLAYER_FIELD = text("player", before_auth=True)
+
+OP_LIST: tuple[Op, ...] = (
+    # A table's stream (docs/PROTOCOL.md "Commands and replies").
+    Op(name="open_round", aggregate=TABLE, access=TableDealer(), build=lambda a, c: OpenRound()),
+    Op(
+        name="place_bet",
+        aggregate=TABLE,
+        access=PlayerOrDealer(who="the player (own account) or the table's dealer"),
+        fields=(PLAYER_FIELD, typed("bet", dict), amount()),
+        build=lambda a, c: PlaceBet(player=a["player"], bet=a["bet"], amount=a["amount"]),
+    ),
+    Op(
+        name="cancel_bet",
+        aggregate=TABLE,
+        access=PlayerOrDealer(who="the player (own bets) or the table's dealer"),
+        fields=(text("bet_id"),),
+        build=lambda a, c: CancelBet(bet_id=a["bet_id"], player=c.own_player),
+    ),
+    Op(
+        name="no_more_bets",
+        aggregate=TABLE,
+        access=TableDealer(),
+        build=lambda a, c: CallNoMoreBets(),
+    ),
+    Op(
+        name="record_outcome",
+        aggregate=TABLE,
+        access=TableDealer(),
+        who_note="`dealer` mode",
+        fields=(any_json("outcome"),),
+        build=lambda a, c: RecordOutcome(outcome=a["outcome"]),
+    ),
+    Op(
+        name="draw_outcome",
+        aggregate=TABLE,
+        access=TableDealer(),
+        who_note="`rng` mode",
+        build=_draw_outcome,
+    ),
+    Op(
+        name="add_stock",
+        aggregate=TABLE,
+        access=Roles(
+            frozenset({"member_in_charge"}), "{op} is for a member in charge", "member in charge"
+        ),  # a merchandise wheel's shelf is restocked by a member in charge (4620.10(e))
+        fields=(typed("items", list),),
+        build=lambda a, c: AddStock(items=a["items"]),
+    ),
+    Op(
+        name="close_table",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(typed("reason", str, required=False, default="closed by the dealer"),),
+        build=lambda a, c: CloseTable(reason=a["reason"][:200]),
+    ),
+    # The cage.
+    Op(
+        name="buy_chips",
+        aggregate=CAGE_AGGREGATE,
+        access=Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier"),
+        fields=(PLAYER_FIELD, amount()),
+        build=lambda a, c: BuyChips(player=a["player"], amount=a["amount"]),
+    ),
+    Op(
+        name="cash_out",
+        aggregate=CAGE_AGGREGATE,
+        access=Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier"),
+        fields=(PLAYER_FIELD, amount()),
+        build=lambda a, c: CashOut(player=a["player"], amount=a["amount"]),
+    ),
+    # The tokens (off-stream; docs/OPERATIONS.md "A lost tablet").
+    Op(
+        name="revoke_token",
+        aggregate=TOKENS,
+        access=Roles(frozenset({"ops"}), "{op} is for ops", "ops"),
+        fields=(
+            typed("token_id", str, required=False),
+            typed("token", str, required=False),
+        ),
+        perform=offstream.revoke_token,
+    ),
+    # A raffle's stream (docs/PROTOCOL.md "Raffles").
+    Op(
+        name="setup_raffle",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        creates=True,
+        prepared=True,
+        fields=(typed("config", dict), text("kind")),
+        build=_setup_raffle,
+    ),
+    Op(
+        name="record_drawing_method",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        fields=(text("method"), typed("description", str)),
+        build=lambda a, c: RecordDrawingMethod(method=a["method"], description=a["description"]),
+    ),
+    Op(
+        name="sell_ticket",
+        aggregate=RAFFLE,
+        access=Roles(frozenset({"seller"}), "{op} is for sellers", "seller"),
+        prepared=True,
+        location="location",
+        fields=(
+            integer("count", 1, 1000, required=False, default=1),
+            integer("serial", 1, 2**31, required=False),
+            choice("channel", ("door", "online"), default="door"),
+            Field("location", _location, only_if=_online),
+            Field("purchaser", text_field, only_if=_online),
+            Field("occasion", _occasion, required=False),
+            amount(),
+        ),
+        build=_sell_ticket,
+    ),
+    Op(
+        name="close_sales",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        build=lambda a, c: CloseSales(now_ms=c.now_ms),
+    ),
+    Op(
+        name="hold_drawing",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        fields=(
+            Field("serials", _int_list, required=False, default=()),
+            Field("keys", _int_list, required=False, default=()),
+        ),
+        build=lambda a, c: HoldDrawing(now_ms=c.now_ms, serials=a["serials"], keys=a["keys"]),
+    ),
+    Op(
+        name="reveal_card",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        prepared=True,
+        fields=(Field("position", _position), Field("card", _optional_str, required=False)),
+        build=lambda a, c: RevealCard(now_ms=c.now_ms, position=a["position"], card=a["card"]),
+    ),
+    Op(
+        name="try_key",
+        aggregate=RAFFLE,
+        access=MEMBER_IN_CHARGE,
+        fields=(integer("key", 1, 2**31), typed("opened", bool)),
+        build=lambda a, c: TryKey(now_ms=c.now_ms, key=a["key"], opened=a["opened"]),
+    ),
+    # The purchaser vault (off-stream: personal data never enters the log; 4620.22(b)(7)).
+    Op(
+        name="register_purchaser",
+        aggregate=VAULT,
+        access=Roles(
+            frozenset({"seller", "member_in_charge"}),
+            "{op} is for sellers and the member in charge",
+            "seller, member in charge",
+        ),
+        fields=(Field("account", lambda msg, n: parse_account(field(msg, n, dict))),),
+        perform=offstream.register_purchaser,
+    ),
+    Op(
+        name="erase_purchaser",
+        aggregate=VAULT,
+        access=MEMBER_IN_CHARGE,
+        fields=(text("purchaser"),),
+        perform=offstream.erase_purchaser,
+    ),
+    Op(
+        name="load_self_exclusions",
+        aggregate=VAULT,
+        access=MEMBER_IN_CHARGE,
+        fields=(
+            Field("replace", _flag, required=False, default=False),
+            Field("csv", lambda msg, n: parse_exclusion_csv(field(msg, n, str)), required=False),
+            Field("entries", _entries, required=False),
+        ),
+        perform=offstream.load_self_exclusions,
+    ),
+)
+
+OPS: Mapping[str, Op] = {op.name: op for op in OP_LIST}
+"""Every op by name."""
+if len(OPS) != len(OP_LIST):  # pragma: no cover - a declaration error, caught at import
+    raise ValueError("an op is declared twice")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedCommand:
+    """A command ready for its actor: the stream, the domain command, the idempotency key
+    (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
+    and subject)."""
+
+    op: str
+    id: str
+    stream: str
+    command: Any
+    key: str
+    fingerprint: str
+    table: str | None
+    raffle: str | None = None
+    location: Mapping[str, Any] | None = None
+    """An online sale's reported location, to be sealed under the purchaser's key by the
+    gateway (personal data: never logged, never in an event in clear)."""
+    spec: Op | None = None
+    """The op's declaration (:mod:`services.gateway.ops`)."""
+
+
+def op_spec(msg: Mapping[str, Any]) -> Op:
+    """The declared op a request names (``bad_request`` for a missing or unknown op)."""
+    name = field(msg, "op", str)
+    spec = OPS.get(name)
+    if spec is None:
+        raise ProtocolError("bad_request", f"unknown op {name!r}")
+    return spec
+
+
+def authorize(p: Principal, op: str, table: str | None, player: str | None) -> str | None:
+    """Why ``p`` may not send ``op`` (the ``forbidden`` message), or None when it may: the
+    op's declared :class:`Access`, at ``table`` for ``player`` where the op has them."""
+    spec = OPS.get(op)
+    if spec is None:
+        return f"{op} is not allowed for {p.role}"
+    return spec.access.denied(p, op, table, player)
+
+
+def read_fields(spec: Op, msg: Mapping[str, Any], *, before_auth: bool) -> Args:
+    """The op's fields read before (``before_auth``) or after authorization, checked."""
+    args: Args = {}
+    for f in spec.fields:
+        if f.before_auth != before_auth:
+            continue
+        if f.only_if is not None and not f.only_if(msg):
+            args[f.name] = f.default
+        elif f.required or f.name in msg:
+            args[f.name] = f.parse(msg, f.name)
+        else:
+            args[f.name] = f.default
+    return args
+
+
+def check_off_stream(spec: Op, msg: Mapping[str, Any], who: Principal) -> Args:
+    """An off-stream op's id, authorization and fields, checked (ProtocolError)."""
+    text_field(msg, "id")
+    args = read_fields(spec, msg, before_auth=True)
+    denied = authorize(who, spec.name, None, args.get("player"))
+    if denied:
+        raise ProtocolError("forbidden", denied)
+    args.update(read_fields(spec, msg, before_auth=False))
+    return args
+
+
+def parse_command(
+    msg: Mapping[str, Any],
+    who: Principal,
+    tables: frozenset[str] | set[str],
+    raffles: frozenset[str] | set[str] = frozenset(),
+    *,
+    now_ms: int = 0,
+    organization: str = "",
+    occasion: str | None = None,
+) -> ParsedCommand:
+    """Turn a request for a stream op into a command for its actor, or raise ProtocolError:
+    the op (``bad_request``), the id, the aggregate it names (``unknown_table``,
+    ``unknown_raffle``), the fields authorization needs, the principal's right
+    (``forbidden``), then the other fields, then its command."""
+    spec = op_spec(msg)
+    if spec.aggregate.off_stream:
+        raise ProtocolError("bad_request", f"{spec.name} writes no event: not a stream op")
+    command_id = text_field(msg, "id")
+    table: str | None = None
+    raffle: str | None = None
+    target = spec.aggregate.target
+    name = text_field(msg, target) if target else ""
+    if target == "table":
+        if name not in tables:
+            raise ProtocolError("unknown_table", f"no table {name!r} tonight")
+        table = name
+    elif target == "raffle":
+        if spec.creates:
+            if not ID_PATTERN.match(name):
+                raise ProtocolError("bad_request", f"raffle ids must match {ID_PATTERN.pattern}")
+        elif name not in raffles:
+            raise ProtocolError("unknown_raffle", f"no raffle {name!r}")
+        raffle = name
+    args = read_fields(spec, msg, before_auth=True)
+    denied = authorize(who, spec.name, table, args.get("player"))
+    if denied:
+        raise ProtocolError("forbidden", denied)
+    args.update(read_fields(spec, msg, before_auth=False))
+    assert spec.build is not None and spec.aggregate.stream is not None
+    ctx = OpContext(who=who, now_ms=now_ms, organization=organization, occasion=occasion)
+    return ParsedCommand(
+        op=spec.name,
+        id=command_id,
+        stream=spec.aggregate.stream(name),
+        command=spec.build(args, ctx),
+        key=idempotency_key(who.role, who.sub, command_id),
+        fingerprint=fingerprint(msg),
+        table=table,
+        raffle=raffle,
+        location=args.get(spec.location) if spec.location else None,
+        spec=spec,
+    )

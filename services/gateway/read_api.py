@@ -1,0 +1,186 @@
+"""The gateway's read API: the HTTP GET handlers and the views they answer with.
+
+Tables (:func:`table_view`), bankrolls, raffles, control sheets, a stream's stored events,
+and the health, readiness and metrics endpoints. Each handler takes the principal
+:func:`services.gateway.transport.authenticated` found; what each role may read is
+:mod:`services.gateway.auth`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from events.codec import decode, to_json
+from services.actor import error_reply
+from services.broker import LOG
+from services.gateway.auth import CONTROL_SHEET_READERS, Principal, may_read, may_read_sheet
+from services.gateway.protocol import ProtocolError, since_log_id, since_seq
+from services.gateway.transport import RUNTIME, forbidden
+from services.tables.rules import TableState, round_view, table_game
+
+
+def table_view(state: TableState) -> dict[str, Any]:
+    """What a tablet shows of a table (``GET /api/tables/{id}``): the table's part and
+    what its game shows every reader (never a secret, such as a face-down card)."""
+    view: dict[str, Any] = {
+        "table": state.table,
+        "game": state.game,
+        "config": state.config,
+        "outcome_mode": state.outcome_mode,
+        "closed": state.closed,
+        "seq": state.version,
+        "round": state.round,
+        "phase": state.phase,
+        "bets": [
+            {"bet_id": b.bet_id, "player": b.player, "bet": b.bet, "amount": b.amount}
+            for b in state.bets.values()
+        ],
+    }
+    if state.opened:
+        view.update(table_game(state).view(state.config, state.play, round_view(state)))
+    return view
+
+
+async def get_tables(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    views = []
+    for spec in runtime.night.tables:
+        state = runtime.supervisor.table_state(spec.id)
+        views.append(table_view(state))
+    return web.json_response({"tables": views})
+
+
+async def get_table(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    state = runtime.supervisor.table_state(request.match_info["id"])
+    if state is None:
+        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+    return web.json_response(table_view(state))
+
+
+MONEY_READERS = frozenset({"auditor", "ops", "cashier"})
+"""Who reads every bankroll (a player reads their own, a dealer their tables' totals)."""
+
+
+async def get_bankrolls(request: web.Request, who: Principal) -> web.Response:
+    if who.role not in MONEY_READERS:
+        return forbidden("bankrolls are for auditors, ops and cashiers")
+    b = request.app[RUNTIME].bankrolls
+    return web.json_response(
+        {
+            "organization": b.organization,
+            "occasions": b.occasions,
+            "tables": b.tables,
+            "players": b.players,
+        }
+    )
+
+
+async def get_player_bankroll(request: web.Request, who: Principal) -> web.Response:
+    player = request.match_info["id"]
+    if who.role not in MONEY_READERS and not (who.role == "player" and who.player == player):
+        return forbidden("a player reads only their own bankroll")
+    b = request.app[RUNTIME].bankrolls
+    if player not in b.players:
+        return web.json_response(error_reply("unknown_player", "no such player"), status=404)
+    return web.json_response({"player": player, **b.players[player]})
+
+
+async def get_table_bankroll(request: web.Request, who: Principal) -> web.Response:
+    table = request.match_info["id"]
+    if who.role not in MONEY_READERS and not (who.role == "dealer" and table in who.tables):
+        return forbidden("table totals are for its dealers, auditors, ops and cashiers")
+    runtime = request.app[RUNTIME]
+    if runtime.night.table(table) is None:
+        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+    totals = runtime.bankrolls.tables.get(
+        table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0)
+    )
+    return web.json_response({"table": table, **totals})
+
+
+async def get_control_sheets(request: web.Request, who: Principal) -> web.Response:
+    """Every merchandise wheel's control sheet (auditors, ops, members in charge)."""
+    if who.role not in CONTROL_SHEET_READERS:
+        return forbidden("control sheets are for auditors, ops and members in charge")
+    sheets = request.app[RUNTIME].control_sheets.all_sheets()
+    return web.json_response({"control_sheets": sheets})
+
+
+async def get_control_sheet(request: web.Request, who: Principal) -> web.Response:
+    """One merchandise wheel's control sheet (also its dealers)."""
+    table = request.match_info["id"]
+    if not may_read_sheet(who, table):
+        return forbidden("a control sheet is for its dealers, auditors, ops, members in charge")
+    sheet = request.app[RUNTIME].control_sheets.sheet(table)
+    if sheet is None:
+        return web.json_response(
+            error_reply("unknown_table", "no merchandise wheel of that id"), status=404
+        )
+    return web.json_response(sheet)
+
+
+async def get_raffles(request: web.Request, who: Principal) -> web.Response:
+    """Every raffle as the raffle projection has it (any role: no personal data)."""
+    return web.json_response({"raffles": request.app[RUNTIME].raffles.views()})
+
+
+async def get_raffle(request: web.Request, who: Principal) -> web.Response:
+    view = request.app[RUNTIME].raffles.view(request.match_info["id"])
+    if view is None:
+        return web.json_response(error_reply("unknown_raffle", "no such raffle"), status=404)
+    return web.json_response(view)
+
+
+async def get_stream_events(request: web.Request, who: Principal) -> web.Response:
+    runtime = request.app[RUNTIME]
+    stream = request.match_info["stream"]
+    if not may_read(who, stream):
+        return forbidden(f"{who.role} may not read {stream}")
+    try:
+        raw_limit = request.query.get("limit", "1000")
+        if not (raw_limit.isascii() and raw_limit.isdigit()):
+            raise ValueError
+        limit = min(int(raw_limit), 10_000)
+        since = request.query.get("since", "0")
+        if limit <= 0:
+            raise ValueError
+    except ValueError:
+        return web.json_response(error_reply("bad_request", "limit must be 1..10000"), status=400)
+    try:
+        if stream == LOG:
+            page = await runtime.store.log_raw(since_log_id(since), limit)
+            events = [to_json(decode(raw, log_id)) for log_id, raw in page]
+        else:
+            if stream not in runtime.supervisor.actors:
+                return web.json_response(
+                    error_reply("unknown_stream", "no such stream"), status=404
+                )
+            seq = since_seq(int(since) if since.isascii() and since.isdigit() else -1)
+            events = [to_json(e) for e in await runtime.store.read(stream, seq, limit)]
+    except ProtocolError as e:
+        return web.json_response(error_reply(e.code, e.message), status=400)
+    return web.json_response({"stream": stream, "events": events})
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME]
+    try:
+        await runtime.store.redis.ping()
+        caught_up = await runtime.runner.caught_up()
+    except Exception as e:
+        return web.json_response({"ready": False, "reason": f"event store: {e}"}, status=503)
+    if not caught_up:
+        return web.json_response({"ready": False, "reason": "projections catching up"}, status=503)
+    return web.json_response({"ready": True})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body = request.app[RUNTIME].metrics.render()
+    return web.Response(body=body, content_type="text/plain", charset="utf-8")
