@@ -1,6 +1,6 @@
 """The event vocabulary. Importing this package registers every event type."""
 
-from events import cage, license, merchandise, raffles, tables
+from events import black_jack, cage, license, merchandise, raffles, tables
 from events.base import Event, event, from_data, registered, to_data, upcaster
 from events.envelope import GENESIS_HASH, Envelope, seal
 
@@ -8,6 +8,7 @@ __all__ = [
     "GENESIS_HASH",
     "Envelope",
     "Event",
+    "black_jack",
     "cage",
     "event",
     "from_data",

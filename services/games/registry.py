@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from services.games.base import Game
+from services.games.black_jack import BLACK_JACK
 from services.games.joker_seven import JOKER_SEVEN
 from services.games.merchandise import MERCHANDISE
 from services.games.roulette import ROULETTE
@@ -17,6 +18,7 @@ GAMES: Mapping[str, Game[Any]] = {
     **{name: SingleOutcome(g) for name, g in WHEEL_GAMES.items()},
     MERCHANDISE.name: MERCHANDISE,
     JOKER_SEVEN.name: SingleOutcome(JOKER_SEVEN),
+    BLACK_JACK.name: BLACK_JACK,
 }
 """Every game a table may play: each owns its round (``services.games.base.Game``)."""
 

@@ -16,6 +16,16 @@ import pytest
 
 import events  # noqa: F401  (importing the package registers every event type)
 from events.base import Event, event, event_class, from_data, registered, to_data, upcaster
+from events.black_jack import (
+    CardBurnt,
+    CardDealt,
+    CardsDiscarded,
+    DealerPeeked,
+    HandActed,
+    HoleCardRevealed,
+    ShoeRevealed,
+    ShoeShuffled,
+)
 from events.cage import ChipsIssued, ChipsRedeemed
 from events.codec import decode, encode, to_json
 from events.envelope import GENESIS_HASH, Envelope, chain_hash, expected_hash, seal
@@ -168,6 +178,24 @@ HAND_WRITTEN: list[Event] = [
         aggregate=3_000,
     ),
     PrizeLimitReached(aggregate=1_000_000, limit=1_000_000),
+    ShoeShuffled(
+        shuffle=1,
+        cards=3,
+        commitments=("a" * 64, "b" * 64, "c" * 64),
+        sealed="c2VhbGVk",
+        reason="new_shoe",
+    ),
+    ShoeShuffled(shuffle=2, cards=40, commitments=(), sealed=None, reason="box_empty"),
+    CardBurnt(round=1, shuffle=1, position=0, card=None, reason="first_card"),
+    CardBurnt(round=1, shuffle=1, position=None, card="7H", reason="dead_card"),
+    CardDealt(round=1, to="3.0", shuffle=1, position=1, card="10S", salt="d" * 32, face_up=True),
+    CardDealt(round=1, to="dealer", shuffle=1, position=2, card=None, salt=None, face_up=False),
+    DealerPeeked(round=1, natural=False),
+    HandActed(round=1, hand="3.0", action="split", player="p-1", new_hand="3.1"),
+    HandActed(round=1, hand="3.1", action="stand", player=None, new_hand=None),
+    HoleCardRevealed(round=1, card="KD", salt="e" * 32),
+    CardsDiscarded(round=1, holders=("3.0", "dealer"), cards=5),
+    ShoeRevealed(shuffle=1, seed="f" * 64, cards=("AS", "10S", "KD")),
     *RAFFLE_SAMPLES,
 ]
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from services.games.single_outcome import DrawOutcome
 from services.gateway.auth import ROLES, Principal
 from services.gateway.ops import OP_LIST, OPS, TABLE, PlayerOrDealer, TableDealer, authorize
 from services.gateway.ops import parse_command as parse
 from services.gateway.protocol import STREAM_OPS, ProtocolError
-from services.games.single_outcome import DrawOutcome
 
 PROTOCOL = Path(__file__).resolve().parents[3] / "docs" / "PROTOCOL.md"
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
