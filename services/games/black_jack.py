@@ -234,6 +234,8 @@ class BurnCard:
 
 
 STEPS: Final = (Deal, Act, Insure, Peek, EnterCards, Shuffle, BurnCard)
+MAX_CARDS_ENTERED: Final = 64
+"""Most cards one ``enter_cards`` may carry (a deal at seven spaces needs 15)."""
 """Every step type of the game."""
 _DEALING_STEPS: Final = (Deal, Act, Peek)
 """Steps that may take cards from the box in RNG mode (``prepare`` writes ``secrets``)."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
 from services.cage.rules import BuyChips, CashOut
+from services.games import black_jack as bj
 from services.games.merchandise import AddStock
 from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.gateway import offstream
@@ -444,6 +445,44 @@ OP_LIST: tuple[Op, ...] = (
         access=TableDealer(),
         fields=(typed("reason", str, required=False, default="closed by the dealer"),),
         build=lambda a, c: CloseTable(reason=a["reason"][:200]),
+    ),
+    # Black Jack (4620.5): the steps of its round (services/games/black_jack.py).
+    Op(name="deal", aggregate=TABLE, access=TableDealer(), build=lambda a, c: bj.Deal()),
+    Op(
+        name="act",
+        aggregate=TABLE,
+        access=PlayerOrDealer(who="the hand's player, or the table's dealer for them"),
+        fields=(text("hand"), choice("action", ("hit", "stand", "double", "split"))),
+        build=lambda a, c: bj.Act(hand=a["hand"], action=a["action"], player=c.own_player),
+    ),
+    Op(
+        name="insure",
+        aggregate=TABLE,
+        access=PlayerOrDealer(who="the hand's player, or the table's dealer for them"),
+        fields=(text("hand"), amount()),
+        build=lambda a, c: bj.Insure(hand=a["hand"], amount=a["amount"], player=c.own_player),
+    ),
+    Op(
+        name="peek",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(typed("natural", bool, required=False), typed("hole", str, required=False)),
+        build=lambda a, c: bj.Peek(natural=a["natural"], hole=a["hole"]),
+    ),
+    Op(
+        name="enter_cards",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(typed("cards", list),),
+        build=lambda a, c: bj.EnterCards(cards=tuple(a["cards"][: bj.MAX_CARDS_ENTERED])),
+    ),
+    Op(name="shuffle", aggregate=TABLE, access=TableDealer(), build=lambda a, c: bj.Shuffle()),
+    Op(
+        name="burn_card",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(typed("card", str),),
+        build=lambda a, c: bj.BurnCard(card=a["card"]),
     ),
     # The cage.
     Op(
