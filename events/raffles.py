@@ -13,20 +13,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from events.base import Event, event
+from events.base import Data, Event, event, upcaster
 
 
-@event("RaffleOpened")
+@event("RaffleOpened", version=2)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RaffleOpened(Event):
     """A raffle was set up with its canonical configuration (``kind`` is ``standard``,
     ``fifty_fifty``, ``queen_of_hearts`` or ``treasure_chest``). A Queen of Hearts board
     dealt by the server is committed here: ``config.board.commitments`` holds one
-    SHA-256 per position and ``config.board.root`` their combined hash."""
+    SHA-256 per position and ``config.board.root`` their combined hash.
+
+    Version 2 adds ``sealed_board``: the dealt board itself (cards and salts by position),
+    sealed by the raffle actor's Chance (AES-256-GCM, base64) under the context
+    ``<organization>/<raffle>/board``, so the stream holds all a restart needs to reveal
+    and nothing a reader can open; ``""`` for a physical board and every other kind."""
 
     raffle: str
     kind: str
     config: Mapping[str, Any]
+    sealed_board: str = ""
+
+
+@upcaster("RaffleOpened", 1)
+def _opened_without_sealed_board(data: Data) -> Data:
+    """Version 1 carried no board: a server board dealt then is kept in Redis
+    (``keys.raffle_board``) and read from there at each reveal."""
+    return {**data, "sealed_board": ""}
 
 
 @event("DrawingMethodRecorded")

@@ -172,8 +172,8 @@ def _tie_option(lic: Mapping[str, Any], games: tuple[str, ...]) -> int | None:
 
 def _raffle(raw: Any, index: int, games: tuple[str, ...], organization: str) -> RaffleSpec:
     """A declared raffle: licensed (4620.2), of a known kind, with settings the rules take
-    (a server-dealt Queen of Hearts board is dealt at start, so it is checked here with
-    placeholder commitments)."""
+    (a server-dealt Queen of Hearts board is dealt by the raffle's actor when the raffle
+    opens, so it is checked here with placeholder commitments)."""
     where = f"raffles[{index}]"
     if not isinstance(raw, dict):
         raise NightError(f"{where} must be a table")

@@ -88,6 +88,12 @@ class Runtime:
     def table_ids(self) -> frozenset[str]:
         return frozenset(t.id for t in self.night.tables)
 
+    @functools.cached_property
+    def legacy_board_key(self) -> bytes:
+        """Opens the Queen of Hearts boards dealt before ``RaffleOpened`` version 2, kept
+        in Redis (``services.raffles.board``); newer boards are sealed in their event."""
+        return board.board_key(self.secret)
+
     async def start(self) -> None:
         s = self.settings
         self.tasks.append(asyncio.create_task(self.deadlines.run(), name="deadlines"))
@@ -113,7 +119,6 @@ class Runtime:
             self.night,
             mailbox_size=s.mailbox_size,
             on_batch=self.metrics.observe_batch,
-            board_key=board.board_key(self.secret),
             chance=ServerChance(seal_key(self.secret), self.rng),
         )
         await self.supervisor.start()

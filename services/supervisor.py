@@ -25,7 +25,6 @@ from services.chance import ServerChance
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
-from services.raffles import board
 from services.raffles.actor import RaffleRules
 from services.raffles.state import RaffleState, RaiseDueAnnouncements, SetupRaffle
 from services.store.redis_store import EventStore
@@ -60,18 +59,16 @@ class Supervisor:
         *,
         mailbox_size: int = 1024,
         on_batch: Callable[[int, float], None] | None = None,
-        board_key: bytes = b"",
         chance: ServerChance,
     ) -> None:
         self.store = store
-        self.board_key = board_key
-        """Seals server-dealt Queen of Hearts boards in Redis (``services.raffles.board``)."""
         self.broker = broker
         self.night = night
         self.actors: dict[str, Actor[Any, Any]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.chance = chance
-        """Where randomness enters: every actor's rules adapter draws from it."""
+        """Where randomness enters: every actor's rules adapter draws from it (the
+        supervisor itself draws nothing)."""
         self.raffles: set[str] = set()
         """Every raffle with an actor: declared tonight, found in the store, or set up."""
         self.started = False
@@ -100,14 +97,14 @@ class Supervisor:
         for spec in night.tables:
             make(table_stream(spec.id), TableRules(self.chance))
         for raffle in night.raffles:
-            make(raffle_stream(raffle.id), RaffleRules(self.chance))
+            make(raffle_stream(raffle.id), RaffleRules(self.chance, store.org))
 
     def ensure_raffle(self, raffle_id: str) -> None:
         """Give a raffle being set up by command its actor (it folds its stream first)."""
         stream = raffle_stream(raffle_id)
         if stream in self.actors:
             return
-        actor = self._make(stream, RaffleRules(self.chance))
+        actor = self._make(stream, RaffleRules(self.chance, self.store.org))
         if self.started:
             task = asyncio.create_task(actor.run(), name=f"actor:{stream}")
             self.tasks.append(task)
@@ -155,7 +152,7 @@ class Supervisor:
         up the night file's raffles."""
         for stream in await self.store.stream_names():
             if raffle_of(stream) is not None and stream not in self.actors:
-                self._make(stream, RaffleRules(self.chance))
+                self._make(stream, RaffleRules(self.chance, self.store.org))
         for actor in self.actors.values():
             await actor.load()
             self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{actor.stream}"))
@@ -185,14 +182,9 @@ class Supervisor:
                 OpenTable(game=spec.game, config=spec.config, outcome_mode=spec.outcome_mode),  # type: ignore[arg-type]
             )
         for raffle in night.raffles:
-            commitments: tuple[str, ...] = ()
-            if raffle.options.get("board") == "server":
-                commitments = await board.ensure_board(
-                    self.store.redis, self.board_key, self.store.org, raffle.id, self.chance.rng
-                )
+            # A server board is dealt by the raffle's actor when this opens the raffle.
             await self._system(
-                raffle_stream(raffle.id),
-                SetupRaffle(kind=raffle.kind, config=raffle.options, board_commitments=commitments),
+                raffle_stream(raffle.id), SetupRaffle(kind=raffle.kind, config=raffle.options)
             )
 
     async def raise_due_announcements(self, now_ms: int) -> list[str]:

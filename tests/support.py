@@ -201,9 +201,12 @@ class LiveServer:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-async def start_server(redis_url: str, doc: dict[str, Any], **settings: Any) -> LiveServer:
-    """A server on ``redis_url``; without a ``data_dir`` setting it gets a temporary one of
-    its own (for its anchor key and checkpoints), removed when it stops."""
+async def start_server(
+    redis_url: str, doc: dict[str, Any], *, secret: bytes = SECRET, **settings: Any
+) -> LiveServer:
+    """A server on ``redis_url`` with the server ``secret``; without a ``data_dir`` setting
+    it gets a temporary one of its own (for its anchor key and checkpoints), removed when it
+    stops."""
     night = parse_night(doc)
     scratch = None
     if "data_dir" not in settings:
@@ -212,7 +215,7 @@ async def start_server(redis_url: str, doc: dict[str, Any], **settings: Any) -> 
     runtime = Runtime(
         settings=Settings(redis_url=redis_url, host="127.0.0.1", port=port, **settings),
         night=night,
-        secret=SECRET,
+        secret=secret,
     )
     runner = web.AppRunner(create_app(runtime))
     await runner.setup()

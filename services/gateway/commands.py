@@ -4,7 +4,9 @@
 (:mod:`services.gateway.ops`) and queues its command for the aggregate's actor, or, for an
 off-stream op (the purchaser vault, the tokens), performs it in the background; either way
 the caller gets one future with the one reply. Raffle commands that need the store first
-(a server-dealt board, an online purchaser) are prepared before they are queued.
+(an online purchaser; a reveal on a Queen of Hearts board dealt before the board moved into
+its event) are prepared before they are queued. The gateway draws nothing: a raffle's
+actor deals its board and draws its winners.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _resolved(reply: Reply) -> asyncio.Future[Reply]:
 
 
 _BACKGROUND: set[asyncio.Task[None]] = set()
-"""Commands being prepared or performed off the streams (vault, board and token look-ups)."""
+"""Commands being prepared or performed off the streams (vault, stored board and token
+look-ups)."""
 
 
 def _in_background(coro: Any) -> None:
@@ -138,44 +141,40 @@ def _submit(
 # its command (the ops declared ``prepared``).
 
 
-def _server_board(runtime: Runtime, raffle: str) -> bool:
+def _stored_board(runtime: Runtime, raffle: str) -> bool:
+    """Whether the raffle's server board is kept in Redis: dealt before ``RaffleOpened``
+    version 2, which seals the board in the event (the raffle's actor opens that one)."""
     state = runtime.supervisor.raffle_state(raffle)
-    return isinstance(state, RaffleState) and state.config.get("board", {}).get("mode") == "server"
+    return (
+        isinstance(state, RaffleState)
+        and state.config.get("board", {}).get("mode") == "server"
+        and not state.sealed_board
+    )
 
 
 def _needs_lookup(runtime: Runtime, parsed: ParsedCommand) -> bool:
     """Whether a raffle command needs the store before its actor sees it (see
     :func:`_raffle_command`); every other command is queued at once, in arrival order."""
     command = parsed.command
-    if isinstance(command, SetupRaffle):
-        return command.config.get("board") == "server"
     if isinstance(command, RevealCard):
-        return parsed.raffle is not None and _server_board(runtime, parsed.raffle)
+        return parsed.raffle is not None and _stored_board(runtime, parsed.raffle)
     return isinstance(command, SellTicket) and command.online is not None
 
 
-async def _deal_board(runtime: Runtime, raffle: str, command: Any) -> Any:
-    """A server-dealt Queen of Hearts board: its commitments at setup (dealt here with the
-    runtime's RNG), a position's card and salt at a reveal. (Moves to the raffle actor's
-    adapter with the round model.)"""
-    redis, org = runtime.store.redis, runtime.store.org
-    if isinstance(command, SetupRaffle):
-        if command.kind == "queen_of_hearts" and command.config.get("board") == "server":
-            key = runtime.supervisor.board_key
-            commitments = await board.ensure_board(redis, key, org, raffle, runtime.rng)
-            command = dataclasses.replace(command, board_commitments=commitments)
-    elif isinstance(command, RevealCard) and _server_board(runtime, raffle):
-        found = await board.position(
-            redis, runtime.supervisor.board_key, org, raffle, command.position
-        )
-        if found is not None:
-            command = dataclasses.replace(command, card=found[0], salt=found[1])
+async def _stored_card(runtime: Runtime, raffle: str, command: RevealCard) -> RevealCard:
+    """A reveal on a board kept in Redis (see :func:`_stored_board`): the position's card
+    and salt read from there, for the rules to check against the commitment."""
+    found = await board.position(
+        runtime.store.redis, runtime.legacy_board_key, runtime.store.org, raffle, command.position
+    )
+    if found is not None:
+        command = dataclasses.replace(command, card=found[0], salt=found[1])
     return command
 
 
 async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
-    """The raffle command with what only the server may look up: the board
-    (:func:`_deal_board`) and an online purchaser's account, self-exclusion and sealed
+    """The raffle command with what only the server may look up: a board kept in Redis
+    (:func:`_stored_card`) and an online purchaser's account, self-exclusion and sealed
     location (4620.22(b)(7)).
 
     The account is personal data: it goes into the command in memory, for the pure rules
@@ -183,8 +182,8 @@ async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
     command = parsed.command
     raffle = parsed.raffle
     assert raffle is not None
-    if isinstance(command, SetupRaffle | RevealCard):
-        return await _deal_board(runtime, raffle, command)
+    if isinstance(command, RevealCard):
+        return await _stored_card(runtime, raffle, command)
     if isinstance(command, SellTicket) and command.online is not None:
         vault = runtime.vault
         purchaser = command.online.purchaser

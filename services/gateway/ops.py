@@ -516,7 +516,6 @@ OP_LIST: tuple[Op, ...] = (
         aggregate=RAFFLE,
         access=MEMBER_IN_CHARGE,
         creates=True,
-        prepared=True,
         fields=(typed("config", dict), text("kind")),
         build=_setup_raffle,
     ),

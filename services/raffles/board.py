@@ -1,17 +1,18 @@
-"""A server-dealt Queen of Hearts board: dealt once with the CSPRNG, its secret (cards and
-salts) kept in Redis encrypted (AES-GCM under a key derived from the server secret, so
-reading Redis alone does not tell where the queen lies), its commitments published when
-the raffle opens (docs/RULES.md).
+"""Server-dealt Queen of Hearts boards of raffles opened before ``RaffleOpened`` version 2.
 
-Dealing is idempotent: the first deal for a raffle is stored with SET NX and every later
-call (a retried setup, a restart) reads the stored one, so the commitments never change.
+Such a board was dealt before its raffle's actor saw the setup and kept in Redis
+(``keys.raffle_board``): the JSON ``{"cards", "salts"}`` by position, sealed with AES-GCM
+(a 12-byte nonce, then the ciphertext) under a key derived from the server secret and bound
+to the organization and raffle. Its ``RaffleOpened`` (version 1) carries the commitments
+only, so a reveal on it still reads the position from here (the gateway does, before the
+raffle's actor sees the ``reveal_card``). Nothing deals into Redis any more: a board dealt
+now is dealt by the raffle actor's adapter and sealed in its event
+(``services.raffles.actor``).
 """
 
 from __future__ import annotations
 
 import json
-import random
-import secrets
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -22,12 +23,8 @@ from services.raffles import queen_of_hearts as qoh
 from services.store import keys
 from services.store.redis_store import RedisClient
 
-SALT_BYTES = 16
-"""Random bytes per position's salt (hex in the commitment): the commitments reveal
-nothing about the cards before their reveal."""
-
-
 BOARD_KEY_INFO = b"casino-night queen of hearts board"
+"""HKDF info of the key the boards kept in Redis were sealed under."""
 NONCE_BYTES = 12
 
 
@@ -36,26 +33,14 @@ class BoardUnreadable(Exception):
 
 
 def board_key(secret: bytes) -> bytes:
-    """The 32-byte key that seals stored boards: HKDF-SHA256 of the server secret."""
+    """The 32-byte key that sealed the boards kept in Redis: HKDF-SHA256 of the server
+    secret."""
     return derive_key(secret, BOARD_KEY_INFO)
 
 
-def _aad(org: str, raffle: str) -> bytes:
+def aad(org: str, raffle: str) -> bytes:
+    """The associated data a stored board was sealed with: it opens for its raffle only."""
     return f"casino-night/board/{org}/{raffle}".encode()
-
-
-def _seal(key: bytes, org: str, raffle: str, board: dict[str, list[str]]) -> bytes:
-    nonce = secrets.token_bytes(NONCE_BYTES)
-    plain = json.dumps(board, separators=(",", ":")).encode()
-    return nonce + AESGCM(key).encrypt(nonce, plain, _aad(org, raffle))
-
-
-def deal(rng: random.Random) -> dict[str, list[str]]:
-    """A shuffled deck on the 54 positions and a fresh random salt per position."""
-    cards = list(qoh.DECK)
-    rng.shuffle(cards)
-    salts = [secrets.token_hex(SALT_BYTES) for _ in cards]
-    return {"cards": cards, "salts": salts}
 
 
 async def _secret(
@@ -66,27 +51,18 @@ async def _secret(
         return None
     blob = bytes(raw)
     try:
-        plain = AESGCM(key).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], _aad(org, raffle))
+        plain = AESGCM(key).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad(org, raffle))
     except InvalidTag:
         raise BoardUnreadable(f"the board of {raffle} cannot be decrypted") from None
     value: dict[str, list[str]] = json.loads(plain)
     return value
 
 
-async def ensure_board(
-    redis: RedisClient, key: bytes, org: str, raffle: str, rng: random.Random
-) -> tuple[str, ...]:
-    """The board's 54 commitments, dealing and storing the board first if it has none."""
-    await redis.set(keys.raffle_board(org, raffle), _seal(key, org, raffle, deal(rng)), nx=True)
-    secret = await _secret(redis, key, org, raffle)
-    assert secret is not None
-    return qoh.commit(secret["cards"], secret["salts"])
-
-
 async def position(
     redis: RedisClient, key: bytes, org: str, raffle: str, pos: int
 ) -> tuple[str, str] | None:
-    """The card and salt at position ``pos`` (1-54) of the stored board, or None."""
+    """The card and salt at position ``pos`` (1-54) of the board kept in Redis, or None
+    (no board stored, or a position off the board)."""
     secret = await _secret(redis, key, org, raffle)
     if secret is None or not 1 <= pos <= qoh.POSITIONS:
         return None

@@ -58,6 +58,11 @@ TRIPLE_DRAW_WEEKS: Final = (1, 26)
 """Weeks in which three drawings may be held, 4620.23(b)(3)."""
 TRIPLE_DRAWS: Final = 3
 
+UNDEALT: Final = ("0" * 64,) * POSITIONS
+"""Placeholder commitments standing for a server board not dealt: a configuration that asks
+for one can be checked (the night file) or compared (a setup of a raffle already open)
+without dealing."""
+
 KEYS: Final = tickets.COMMON_KEYS | {"board", "triple_draws", "consolations"}
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 

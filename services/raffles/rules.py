@@ -110,8 +110,16 @@ def decide(state: RaffleState, command: RaffleCommand) -> list[Event]:
 
 
 def _setup(state: RaffleState, command: SetupRaffle) -> list[Event]:
-    """Set a raffle up once with a validated configuration; the same again is a no-op."""
-    config = parse_config(command.kind, command.config, command.board_commitments)
+    """Set a raffle up once with a validated configuration; the same again is a no-op.
+
+    A server board is recorded as the raffle actor's adapter dealt it: its commitments in
+    the configuration, the board sealed beside them. A setup of a raffle already open is
+    compared with what it was set up with, a server board with the one dealt then (a board
+    is never dealt twice)."""
+    commitments = command.board_commitments
+    if state.opened and not commitments:
+        commitments = _dealt_commitments(state)
+    config = parse_config(command.kind, command.config, commitments)
     if state.opened:
         if (state.kind, dict(state.config)) == (command.kind, config):
             return []
@@ -120,7 +128,20 @@ def _setup(state: RaffleState, command: SetupRaffle) -> list[Event]:
             f"raffle {state.raffle} is already set up with another configuration; "
             "a raffle's configuration is fixed for its stream",
         )
-    return [RaffleOpened(raffle=state.raffle, kind=command.kind, config=config)]
+    server_board = config.get("board", {}).get("mode") == "server"
+    sealed = command.sealed_board if server_board else ""
+    return [
+        RaffleOpened(raffle=state.raffle, kind=command.kind, config=config, sealed_board=sealed)
+    ]
+
+
+def _dealt_commitments(state: RaffleState) -> tuple[str, ...]:
+    """The commitments of the board an open raffle was dealt; for one without a server
+    board, placeholders that let a setup asking for one be compared (never equal)."""
+    board = state.config.get("board")
+    if isinstance(board, Mapping) and board.get("mode") == "server":
+        return tuple(board["commitments"])
+    return queen_of_hearts.UNDEALT
 
 
 def _record_method(state: RaffleState, command: RecordDrawingMethod) -> list[Event]:
@@ -313,6 +334,7 @@ def _evolve(state: RaffleState, event: Event) -> RaffleState:
                 opened=True,
                 kind=event.kind,
                 config=event.config,
+                sealed_board=event.sealed_board,
                 face_hash=tickets.face_hash(face),
                 keys_in_play=keys,
             )

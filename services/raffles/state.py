@@ -54,6 +54,10 @@ class RaffleState:
     """Every prize awarded so far (cents), for the series limit."""
     profit: int = 0
     # Queen of Hearts.
+    sealed_board: str = ""
+    """A server board dealt by the raffle actor's adapter, sealed (``RaffleOpened`` v2);
+    ``""`` for a physical board, or a server board dealt before that version (kept in
+    Redis, ``services.raffles.board``)."""
     revealed: Mapping[int, str] = field(default_factory=dict)
     """Position (1-54) -> card turned face up."""
     searchers: tuple[tuple[int, int], ...] = ()
@@ -80,7 +84,10 @@ class SetupRaffle:
     config: Mapping[str, Any]
     board_commitments: tuple[str, ...] = ()
     """A server-dealt Queen of Hearts board: one commitment per position (see
-    ``queen_of_hearts.commit``), computed from the secret the server keeps."""
+    ``queen_of_hearts.commit``), written in by the raffle actor's adapter when it deals."""
+    sealed_board: str = ""
+    """The board the adapter dealt, sealed by its Chance (``services.raffles.actor``);
+    recorded in ``RaffleOpened`` with the commitments. Never from a client."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

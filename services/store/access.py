@@ -40,8 +40,8 @@ SERVER_COMMANDS: tuple[str, ...] = (
     "smembers",
     "sismember",
     "sunionstore",
-    # Strings and key moves: projection checkpoint, Queen of Hearts board (SET NX), the
-    # self-exclusion swap.
+    # Strings and key moves: projection checkpoint, the Queen of Hearts board an older raffle
+    # keeps (read only), the self-exclusion swap.
     "get",
     "set",
     "del",

@@ -81,9 +81,10 @@ def self_exclusions_loading(org: str, token: str) -> str:
 
 
 def raffle_board(org: str, raffle: str) -> str:
-    """A server-dealt Queen of Hearts board's secret (cards and salts by position, JSON),
-    written once (SET NX) before the raffle opens with its commitments; read to reveal a
-    position (``services.raffles.board``). Never sent to a client before its reveal."""
+    """The server-dealt Queen of Hearts board (cards and salts by position, JSON, sealed) of
+    a raffle opened before ``RaffleOpened`` version 2, read to reveal a position
+    (``services.raffles.board``); nothing writes it now (a board is sealed in its event).
+    Never sent to a client."""
     return f"{_tag(org)}:raffle-board:{raffle}"
 
 

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from services.raffles import board
+from services.chance import ServerChance, seal_key
 from services.raffles import queen_of_hearts as qoh
+from services.raffles.actor import board_context, open_board
 from services.store import keys
 from tests.e2e.serve import EXE, SECRET, ServeProcess, WsClient, night_toml
 
@@ -67,22 +68,22 @@ def ok(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 async def board_secret(server: ServeProcess) -> list[str]:
-    """The cards of the server-dealt board, read from the server's Redis with the server's
-    secret (the test steers the search so that the queen of hearts is found in the last
-    week). Stored, the board is sealed: Redis alone does not show a card."""
+    """The cards of the server-dealt board, opened from the raffle's opening event with the
+    server's secret (the test steers the search so that the queen of hearts is found in the
+    last week). Nothing is kept in Redis, and the event shows no card."""
+    status, body = await server.get(f"/api/streams/raffle:{QOH}/events", server.token("auditor"))
+    assert status == 200
+    opened = body["events"][0]
+    assert opened["type"] == "RaffleOpened" and opened["version"] == 2
+    assert "QH" not in json.dumps(opened["data"]["config"])
+    chance = ServerChance(seal_key(SECRET))
+    cards, _salts = open_board(chance, board_context(ORG, QOH), opened["data"]["sealed_board"])
     client = aioredis.Redis.from_url(server.embedded_url())
     try:
-        raw = await client.get(keys.raffle_board(ORG, QOH))
-        assert raw is not None and b'"QH"' not in raw and b'"cards"' not in raw
-        key = board.board_key(SECRET)
-        cards = []
-        for pos in range(1, 55):
-            found = await board.position(client, key, ORG, QOH, pos)
-            assert found is not None
-            cards.append(found[0])
+        assert await client.exists(keys.raffle_board(ORG, QOH)) == 0
     finally:
         await client.aclose()
-    return cards
+    return list(cards)
 
 
 class Clients:

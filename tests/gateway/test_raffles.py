@@ -11,11 +11,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 import structlog
 
+from services.raffles.config_input import raffle_options
 from services.store import keys
 from services.store.embedded import EmbeddedRedis
+from services.store.redis_store import EventStore
 from services.store.verify import verify_all
+from tests import legacy_raffle
 from tests.conftest import night_doc
 from tests.support import LiveServer, WsClient, dealer_token, start_server, token
 
@@ -127,26 +131,36 @@ async def test_a_queen_of_hearts_week_over_websockets(server: LiveServer) -> Non
     assert (await server.get("/api/raffles/nope", token("auditor")))[0] == 404
 
 
-async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
-    server: LiveServer,
-) -> None:
-    seller, mic = await clients(server)
-    config = {
+def server_board_config() -> dict[str, Any]:
+    return {
         "name": "Committed board",
         "location": "Online",
         "price": 100,
         "first_drawing_at": int(time.time() * 1000) + DAY,
         "board": "server",
     }
+
+
+async def to_search(seller: WsClient, mic: WsClient, raffle: str, price: int = 100) -> None:
+    """A ticket sold and drawn by hand: its holder waits to pick a position."""
+    ok(await seller.cmd("sell_ticket", raffle=raffle, amount=price))
+    ok(await mic.cmd("record_drawing_method", raffle=raffle, method="hand", description="drum"))
+    ok(await mic.cmd("hold_drawing", raffle=raffle, serials=[1]))
+
+
+async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
+    server: LiveServer,
+) -> None:
+    seller, mic = await clients(server)
+    config = server_board_config()
     ok(await mic.cmd("setup_raffle", raffle="qoh-2", kind="queen_of_hearts", config=config))
     # The same setup again (a retry, a second tablet) is the same raffle.
     ok(await mic.cmd("setup_raffle", raffle="qoh-2", kind="queen_of_hearts", config=config))
-    ok(await seller.cmd("sell_ticket", raffle="qoh-2", amount=100))
-    ok(await mic.cmd("record_drawing_method", raffle="qoh-2", method="hand", description="drum"))
-    ok(await mic.cmd("hold_drawing", raffle="qoh-2", serials=[1]))
+    await to_search(seller, mic, "qoh-2")
     revealed = ok(await mic.cmd("reveal_card", raffle="qoh-2", position=5))
     status, body = await server.get("/api/streams/raffle:qoh-2/events", token("auditor"))
     assert status == 200
+    assert [e["type"] for e in body["events"]].count("RaffleOpened") == 1
     opened = body["events"][0]["data"]
     card = next(e["data"] for e in body["events"] if e["type"] == "CardRevealed")
     assert card["card"] == revealed["card"] and card["position"] == 5
@@ -154,32 +168,124 @@ async def test_a_server_board_is_committed_at_setup_and_checked_at_each_reveal(
     assert opened["config"]["board"]["commitments"][4] == commitment
     root = hashlib.sha256("".join(opened["config"]["board"]["commitments"]).encode()).hexdigest()
     assert opened["config"]["board"]["root"] == root
-
-
-async def test_a_board_the_server_cannot_open_is_refused_with_its_code(
-    server: LiveServer,
-) -> None:
-    """A server-dealt board sealed under another secret (or altered) reveals nothing."""
-    seller, mic = await clients(server)
-    config = {
-        "name": "Committed board",
-        "location": "Online",
-        "price": 100,
-        "first_drawing_at": int(time.time() * 1000) + DAY,
-        "board": "server",
-    }
-    ok(await mic.cmd("setup_raffle", raffle="qoh-3", kind="queen_of_hearts", config=config))
-    ok(await seller.cmd("sell_ticket", raffle="qoh-3", amount=100))
-    ok(await mic.cmd("record_drawing_method", raffle="qoh-3", method="hand", description="drum"))
-    ok(await mic.cmd("hold_drawing", raffle="qoh-3", serials=[1]))
+    # The board itself is sealed in the opening event, and nothing is kept aside in Redis.
+    assert body["events"][0]["version"] == 2 and opened["sealed_board"]
     runtime = server.runtime
-    board_key = keys.raffle_board(runtime.night.organization, "qoh-3")
-    sealed = await runtime.store.redis.get(board_key)
-    assert sealed is not None
-    await runtime.store.redis.set(board_key, sealed[:-1] + bytes([sealed[-1] ^ 1]))
-    head = runtime.supervisor.actors["raffle:qoh-3"].head.version
-    assert code(await mic.cmd("reveal_card", raffle="qoh-3", position=5)) == "board_unreadable"
-    assert runtime.supervisor.actors["raffle:qoh-3"].head.version == head
+    redis, org = runtime.store.redis, runtime.night.organization
+    assert await redis.exists(keys.raffle_board(org, "qoh-2")) == 0
+
+
+async def test_a_night_file_server_board_is_dealt_once_by_its_actor_across_restarts(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """The supervisor only submits the night file's ``SetupRaffle``: the raffle's actor deals
+    the board when it opens the raffle, and at every later start the setup deals nothing."""
+    night = raffle_night(org)
+    night["raffles"][0]["options"]["board"] = "server"
+    first = await start_server(redis_server.url, night)
+    try:
+        opened = (await first.runtime.store.read(f"raffle:{QOH}"))[0]
+        assert opened.type == "RaffleOpened" and opened.data["sealed_board"]
+        seller, mic = await clients(first)
+        await to_search(seller, mic, QOH, price=200)
+    finally:
+        await first.stop()
+    second = await start_server(redis_server.url, night)
+    try:
+        events = await second.runtime.store.read(f"raffle:{QOH}")
+        assert [e.type for e in events].count("RaffleOpened") == 1 and events[0] == opened
+        seller, mic = await clients(second)
+        revealed = ok(await mic.cmd("reveal_card", raffle=QOH, position=7))
+        status, body = await second.get(f"/api/streams/raffle:{QOH}/events", token("auditor"))
+        assert status == 200
+        card = next(e["data"] for e in body["events"] if e["type"] == "CardRevealed")
+        assert card["card"] == revealed["card"]
+        digest = hashlib.sha256(f"{card['salt']}:7:{card['card']}".encode())
+        assert opened.data["config"]["board"]["commitments"][6] == digest.hexdigest()
+    finally:
+        await second.stop()
+
+
+async def test_a_board_sealed_under_another_secret_is_refused_with_its_code(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A server started with another secret than the one the board was dealt under cannot
+    open it: ``board_unreadable``, nothing revealed."""
+    night = raffle_night(org)
+    first = await start_server(redis_server.url, night)
+    try:
+        seller, mic = await clients(first)
+        config = server_board_config()
+        ok(await mic.cmd("setup_raffle", raffle="qoh-3", kind="queen_of_hearts", config=config))
+        await to_search(seller, mic, "qoh-3")
+    finally:
+        await first.stop()
+    other = b"another-test-secret"
+    second = await start_server(redis_server.url, night, secret=other)
+    try:
+        mic = await second.connect(token("member_in_charge", secret=other))
+        head = second.runtime.supervisor.actors["raffle:qoh-3"].head.version
+        assert code(await mic.cmd("reveal_card", raffle="qoh-3", position=5)) == "board_unreadable"
+        assert second.runtime.supervisor.actors["raffle:qoh-3"].head.version == head
+    finally:
+        await second.stop()
+
+
+async def test_a_raffle_whose_board_is_kept_in_redis_still_reveals(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A raffle opened before ``RaffleOpened`` version 2: the gateway reads each revealed
+    position from the board kept in Redis; the commitments check it; the stream verifies."""
+    store = EventStore(aioredis.Redis.from_url(redis_server.url), org)
+    options = raffle_options(server_board_config(), organization=f"Test org {org}")
+    try:
+        cards = await legacy_raffle.open_raffle(store, "qoh-old", options, seed=9)
+    finally:
+        await store.redis.aclose()
+    live = await start_server(redis_server.url, raffle_night(org))
+    try:
+        seller, mic = await clients(live)
+        # the setup again (as a night file would at each start) deals nothing
+        config = server_board_config() | {"first_drawing_at": options["first_drawing_at"]}
+        ok(await mic.cmd("setup_raffle", raffle="qoh-old", kind="queen_of_hearts", config=config))
+        await to_search(seller, mic, "qoh-old")
+        position = 1 if cards[0] != "QH" else 2
+        revealed = ok(await mic.cmd("reveal_card", raffle="qoh-old", position=position))
+        assert revealed["card"] == cards[position - 1]
+        status, body = await live.get("/api/streams/raffle:qoh-old/events", token("auditor"))
+        assert status == 200 and body["events"][0]["version"] == 1
+        assert [e["type"] for e in body["events"]].count("RaffleOpened") == 1
+        reports = await verify_all(live.runtime.store)
+        assert reports and all(r.ok for r in reports), reports
+    finally:
+        await live.stop()
+
+
+async def test_a_board_kept_in_redis_that_cannot_be_opened_is_refused_with_its_code(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """The board kept in Redis for an older raffle, altered: ``board_unreadable``."""
+    store = EventStore(aioredis.Redis.from_url(redis_server.url), org)
+    options = raffle_options(server_board_config(), organization=f"Test org {org}")
+    try:
+        await legacy_raffle.open_raffle(store, "qoh-old", options, seed=10)
+        stored = keys.raffle_board(org, "qoh-old")
+        sealed = await store.redis.get(stored)
+        assert sealed is not None
+        await store.redis.set(stored, sealed[:-1] + bytes([sealed[-1] ^ 1]))
+    finally:
+        await store.redis.aclose()
+    live = await start_server(redis_server.url, raffle_night(org))
+    try:
+        seller, mic = await clients(live)
+        await to_search(seller, mic, "qoh-old")
+        head = live.runtime.supervisor.actors["raffle:qoh-old"].head.version
+        assert code(await mic.cmd("reveal_card", raffle="qoh-old", position=5)) == (
+            "board_unreadable"
+        )
+        assert live.runtime.supervisor.actors["raffle:qoh-old"].head.version == head
+    finally:
+        await live.stop()
 
 
 def chest_config() -> dict[str, Any]:

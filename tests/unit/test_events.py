@@ -36,6 +36,7 @@ from events.merchandise import (
     PrizeLimitReached,
     StockItem,
 )
+from events.raffles import RaffleOpened
 from events.tables import (
     BetCancelled,
     BetPlaced,
@@ -513,3 +514,12 @@ def test_a_license_recorded_before_the_tie_option_upcasts_to_none() -> None:
     }
     back = from_data("LicenseRecorded", 1, v1)
     assert isinstance(back, LicenseRecorded) and back.tie_option is None
+
+
+def test_a_raffle_opened_before_the_sealed_board_upcasts_to_none_sealed() -> None:
+    """``RaffleOpened`` version 1 carried no sealed board (a server board dealt then is
+    kept in Redis): read at version 2 with ``sealed_board == ""``."""
+    v1 = {"raffle": "qoh-1", "kind": "queen_of_hearts", "config": {"board": {"mode": "server"}}}
+    back = from_data("RaffleOpened", 1, v1)
+    assert isinstance(back, RaffleOpened) and back.sealed_board == ""
+    assert back.config == v1["config"] and RaffleOpened.VERSION == 2

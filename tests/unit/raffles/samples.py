@@ -26,6 +26,12 @@ RAFFLE_SAMPLES: list[Event] = [
         kind="queen_of_hearts",
         config={"price": 100, "board": {"mode": "physical"}, "bundles": []},
     ),
+    RaffleOpened(
+        raffle="qoh-2",
+        kind="queen_of_hearts",
+        config={"price": 100, "board": {"mode": "server", "commitments": [], "root": "ab"}},
+        sealed_board="c2VhbGVkIGJvYXJk",
+    ),
     DrawingMethodRecorded(method="rng", description="the server's CSPRNG, shown on screen"),
     TicketSold(
         round=3,
