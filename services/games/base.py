@@ -155,8 +155,8 @@ class Round:
 
 
 class Chance(Protocol):
-    """Randomness and secrets as the table actor's adapter provides them: the only place
-    where they enter. A game's :meth:`Game.prepare` writes what it takes from here into the
+    """Randomness and secrets as an actor's rules adapter provides them (tables, raffles):
+    the only place where they enter. A game's :meth:`Game.prepare` writes what it takes from here into the
     step, as data; the pure ``decide`` then checks and records it."""
 
     def below(self, bound: int) -> int:
