@@ -156,8 +156,8 @@ class Round:
 
 class Chance(Protocol):
     """Randomness and secrets as an actor's rules adapter provides them (tables, raffles):
-    the only place where they enter. A game's :meth:`Game.prepare` writes what it takes from here into the
-    step, as data; the pure ``decide`` then checks and records it."""
+    the only place where they enter. A game's :meth:`Game.prepare` writes what it takes
+    from here into the step, as data; the pure ``decide`` then checks and records it."""
 
     def below(self, bound: int) -> int:
         """A uniform integer in ``[0, bound)`` from a CSPRNG (unbiased: no modulo)."""

@@ -233,9 +233,9 @@ class BurnCard:
     card: str
 
 
-STEPS: Final = (Deal, Act, Insure, Peek, EnterCards, Shuffle, BurnCard)
 MAX_CARDS_ENTERED: Final = 64
 """Most cards one ``enter_cards`` may carry (a deal at seven spaces needs 15)."""
+STEPS: Final = (Deal, Act, Insure, Peek, EnterCards, Shuffle, BurnCard)
 """Every step type of the game."""
 _DEALING_STEPS: Final = (Deal, Act, Peek)
 """Steps that may take cards from the box in RNG mode (``prepare`` writes ``secrets``)."""
@@ -386,6 +386,8 @@ class _Run:
         p = self.play
         in_play = len(cards_in_play(p)) + (1 if hole_in_play(p) else 0)
         size = 52 * int(self.config["decks"]) - in_play
+        if size < 2:  # a new box must hold the burn card and one to deal
+            raise RuleError("shoe_exhausted", "every card but one is in play: none to shuffle")
         reason = "new_shoe" if p.shuffle == 0 else "box_empty"
         self.emit(
             ShoeShuffled(
@@ -504,6 +506,8 @@ class _Run:
             if p.deal_count < len(targets):
                 target = targets[p.deal_count]
                 if target == HOLE:
+                    if not self.rng and p.shuffle != 0 and p.drawn >= p.size:
+                        return  # dealer mode: the box is empty; the dealer shuffles first
                     shuffle, position = self.draw_face_down()
                     self.emit(
                         CardDealt(
@@ -771,7 +775,14 @@ class BlackJack:
             case EnterCards():
                 self._enter(run, step)
             case Shuffle():
+                if play.shuffle != 0 and play.drawn < play.size:
+                    raise RuleError(
+                        "box_not_empty",
+                        f"{play.size - play.drawn} cards are still in the box: discards go "
+                        "back only once it is empty, 4620.5(g)",
+                    )
                 run.dealer_shuffle()
+                run.advance()  # a hole card waiting for the new box is dealt now
             case BurnCard():
                 if round_stage(play) in ("idle", "betting", "over"):
                     raise RuleError("no_round", "a dead card is burnt only during a deal")
@@ -792,14 +803,18 @@ class BlackJack:
         if play.closed and play.deal_count > 0:
             raise RuleError("already_dealt", "this round's cards are dealt")
         if not play.bets:
+            if round.phase == "no_more_bets":
+                # The bets closed with none on the layout: nothing to deal, the round ends.
+                run.emit(RoundEnded(round=play.round))
+                return
             raise RuleError("no_bets", "there is no bet on the layout to deal to")
         if round.phase == "betting":
             run.emit(NoMoreBets(round=play.round))
         if run.rng:
             run.advance()
         else:
-            if run.play.shuffle != 0 and not run.events:
-                raise RuleError("already_dealt", "the bets are closed: enter the cards")
+            # Dealer mode: the dealer deals from the physical shoe and enters the cards; a
+            # deal after the dealer's own "no more bets" has nothing more to record.
             run.ensure_dealer_shoe()
 
     def _act(self, run: _Run, step: Act) -> None:

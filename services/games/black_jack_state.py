@@ -491,19 +491,25 @@ def hand_state(h: Hand) -> str:
 
 
 def awaiting(play: BlackJackPlay) -> str | None:
-    """Dealer mode: who the next card entered goes to (a hand, ``dealer``, ``hole``)."""
+    """Dealer mode: who the next card entered goes to (a hand, ``dealer``, ``hole``), or
+    ``shuffle`` when the next card must come out of an empty box (4620.5(g))."""
     stage = round_stage(play)
+    box_empty = play.shuffle != 0 and play.drawn >= play.size
     if stage == "dealing":
+        if not play.hands:
+            return None
         target = deal_targets(play)[play.deal_count]
+        if box_empty:
+            return "shuffle"
         return None if target == HOLE else target
     if stage == "players":
         current = turn_hand(play)
         if current is not None and (current.waiting or len(current.cards) < 2):
-            return current.hand
+            return "shuffle" if box_empty else current.hand
         return None
     if stage == "dealer" and not all(h.settled for h in play.hands):
         if play.hole is not None:
             return HOLE
         if hand_total(play.dealer_cards)[0] < DEALER_STANDS_ON:
-            return DEALER
+            return "shuffle" if box_empty else DEALER
     return None

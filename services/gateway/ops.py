@@ -385,6 +385,15 @@ def _setup_raffle(a: Args, ctx: OpContext) -> SetupRaffle:
     return SetupRaffle(kind=a["kind"], config=options)
 
 
+def _enter_cards(a: Args, ctx: OpContext) -> bj.EnterCards:
+    """At most :data:`~services.games.black_jack.MAX_CARDS_ENTERED` cards at once."""
+    if len(a["cards"]) > bj.MAX_CARDS_ENTERED:
+        raise ProtocolError(
+            "bad_request", f"at most {bj.MAX_CARDS_ENTERED} cards in one enter_cards"
+        )
+    return bj.EnterCards(cards=tuple(a["cards"]))
+
+
 def _draw_outcome(a: Args, ctx: OpContext) -> DrawOutcome:
     # No draw here: the table actor's adapter draws, through its Chance.
     return DrawOutcome()
@@ -474,7 +483,7 @@ OP_LIST: tuple[Op, ...] = (
         aggregate=TABLE,
         access=TableDealer(),
         fields=(typed("cards", list),),
-        build=lambda a, c: bj.EnterCards(cards=tuple(a["cards"][: bj.MAX_CARDS_ENTERED])),
+        build=_enter_cards,
     ),
     Op(name="shuffle", aggregate=TABLE, access=TableDealer(), build=lambda a, c: bj.Shuffle()),
     Op(

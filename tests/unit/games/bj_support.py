@@ -68,7 +68,7 @@ class Table:
             case BetCancelled():
                 del self.bets[ev.bet_id]
             case NoMoreBets():
-                self.phase = "in_play"
+                self.phase = "no_more_bets"
             case RoundEnded():
                 self.phase = "idle"
 
@@ -84,6 +84,10 @@ class Table:
 
     def open_round(self) -> None:
         self.fold(RoundOpened(round=self.number + 1))
+
+    def no_more_bets(self) -> None:
+        """The table's own call "no more bets" (the dealer's, before any deal)."""
+        self.fold(NoMoreBets(round=self.number))
 
     def bet(self, player: str, space: int, amount: int) -> str:
         """A bet as the table places it (the game checks it first)."""

@@ -28,6 +28,7 @@ from services.games.black_jack import (
     Peek,
     Shuffle,
 )
+from services.games.cards import DECK
 from tests.unit.games.bj_support import Table, settlements
 
 
@@ -150,7 +151,34 @@ def test_a_deal_needs_a_bet_and_begins_with_no_more_bets_and_a_burn_4620_5_g() -
     assert isinstance(events[0], NoMoreBets)
     assert isinstance(events[1], ShoeShuffled) and events[1].cards == 104
     assert events[2] == CardBurnt(round=1, shuffle=1, position=None, card=None, reason="first_card")
+    assert t.step(Deal()) == []  # the bets are closed already: nothing more to record
+    t.step(EnterCards(cards=("5C",)))
     assert code(t, Deal()) == "already_dealt"
+
+
+def test_a_deal_after_the_dealers_own_no_more_bets_goes_on_4620_5_g() -> None:
+    t = Table("dealer")
+    t.open_round()
+    t.bet("ann", 1, 100)
+    t.no_more_bets()
+    events = t.step(Deal())
+    assert [type(e) for e in events] == [ShoeShuffled, CardBurnt]
+    t.step(EnterCards(cards=("5C",)))
+    assert t.view()["hands"][0]["cards"] == ["5C"]
+
+
+@pytest.mark.parametrize("mode", ["dealer", "rng"])
+def test_a_round_whose_bets_closed_empty_ends_at_the_deal(mode: str) -> None:
+    """No bet on the layout when the bets close: the deal ends the round, and the table
+    opens the next one (nothing is left waiting for cards)."""
+    t = Table(mode)
+    t.open_round()
+    t.no_more_bets()
+    assert [type(e) for e in t.step(Deal())] == [RoundEnded]
+    assert t.phase == "idle"
+    t.open_round()
+    t.bet("ann", 1, 100)
+    assert t.step(Deal())
 
 
 def test_the_deal_goes_from_the_dealers_left_and_the_hole_card_is_face_down_4620_5_g() -> None:
@@ -460,7 +488,15 @@ def test_a_card_the_shoe_can_no_longer_hold_is_refused_4620_5_a_2() -> None:
 
 def test_the_dealer_shuffles_the_discards_when_the_box_is_empty_4620_5_g_bj_2() -> None:
     t, _ = dealt({1: 100}, ["2C"], "9D", ["3C"])
+    assert code(t, Shuffle()) == "box_not_empty"  # 47 cards left: no early reshuffle
+    # empty the box with dead cards (two unseen cards stand for the burn and the hole)
+    left = [c for c in DECK if c not in ("2C", "3C", "9D", "KS", "QS")]
+    for card in left:
+        t.step(BurnCard(card=card))
+    assert t.view()["box"] == 0
     t.step(Act(hand="1.0", action="hit"))
+    assert t.view()["awaiting"] == "shuffle"  # the hit's card must come from a new box
+    assert code(t, EnterCards(cards=("4H",))) == "invalid_card"  # the box is empty
     assert code(t, EnterCards(cards=("2C",))) == "invalid_card"
     events = t.step(Shuffle())
     assert events[0] == ShoeShuffled(
@@ -486,3 +522,24 @@ def test_dealer_mode_steps_are_refused_at_an_rng_table() -> None:
     for step in (EnterCards(cards=("2C",)), Shuffle(), BurnCard(card="2C")):
         assert code(t, step) == "wrong_mode"
     assert code(t, "hit") == "wrong_game"
+
+
+def test_dealer_mode_waits_for_a_shuffle_before_the_hole_card_of_an_empty_box_4620_5_g() -> None:
+    """The hole card is dealt from the box like any other: when the box is empty the
+    dealer shuffles the discards first (BJ-2), and the log says so in that order."""
+    t = Table("dealer", decks=1)
+    t.open_round()
+    t.bet("ann", 1, 100)
+    t.step(Deal())
+    for card in DECK:  # dead cards drain the box to the three the deal still needs
+        if t.view()["box"] == 3:
+            break
+        if card not in ("2C", "3C", "4C"):
+            t.step(BurnCard(card=card))
+    events = t.step(EnterCards(cards=("2C", "3C", "4C")))
+    assert [e.face_up for e in events if isinstance(e, CardDealt)] == [True, True, True]
+    assert t.view()["box"] == 0 and t.view()["awaiting"] == "shuffle"
+    shuffled = t.step(Shuffle())
+    assert isinstance(shuffled[0], ShoeShuffled) and isinstance(shuffled[1], CardBurnt)
+    hole = [e for e in shuffled if isinstance(e, CardDealt)]
+    assert len(hole) == 1 and not hole[0].face_up and hole[0].shuffle == 2
