@@ -53,6 +53,25 @@ def is_whole_number(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def check_stake(config: Mapping[str, JSON], amount: object, regulatory_max: int, cite: str) -> int:
+    """A stake within the table's ``min_bet`` and ``max_bet`` (which its game keeps at or
+    under ``regulatory_max``, the section ``cite`` gives): ``bad_request`` when it is not a
+    positive whole number of cents, ``under_minimum``, ``over_limit``."""
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise bad_request("amount must be a positive integer number of cents")
+    cents = amount
+    min_bet, max_bet = int(config["min_bet"]), int(config["max_bet"])
+    if cents < min_bet:
+        raise RuleError("under_minimum", f"amount {cents} is under the table minimum {min_bet}")
+    if cents > max_bet:
+        raise RuleError(
+            "over_limit",
+            f"{cents} is over the table maximum {max_bet} "
+            f"(regulatory maximum {regulatory_max}, {cite})",
+        )
+    return cents
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlacedBet:
     """A bet on the layout: who, what (the game's canonical bet spec) and how much (cents)."""

@@ -47,6 +47,7 @@ from services.games.base import (
     Chance,
     Round,
     bad_request,
+    check_stake,
     invalid_bet,
     invalid_config,
     is_whole_number,
@@ -681,19 +682,7 @@ class BlackJack:
         spaces = int(config["spaces"])
         if not 1 <= space <= spaces:
             raise invalid_bet(f"space {space} is not on this layout (1..{spaces})")
-        if not is_whole_number(amount) or amount <= 0:
-            raise bad_request("amount must be a positive integer number of cents")
-        min_bet, max_bet = int(config["min_bet"]), int(config["max_bet"])
-        if amount < min_bet:
-            raise RuleError(
-                "under_minimum", f"amount {amount} is under the table minimum {min_bet}"
-            )
-        if amount > max_bet:
-            raise RuleError(
-                "over_limit",
-                f"{amount} is over the table maximum {max_bet} "
-                f"(regulatory maximum {MAX_BET_CENTS}, 4620.5(f)(2))",
-            )
+        check_stake(config, amount, MAX_BET_CENTS, "4620.5(f)(2)")
         if amount % 2:
             raise invalid_bet(
                 f"{amount} is odd: a 3 to 2 natural and a half-wager insurance pay whole cents "

@@ -27,6 +27,7 @@ from services.games.base import (
     PlacedBet,
     Settlement,
     bad_request,
+    check_stake,
     invalid_bet,
     invalid_config,
     invalid_outcome,
@@ -440,19 +441,7 @@ class JokerSeven:
             raise bad_request("square must be a string")
         if square not in PAYOUT_ODDS:
             raise invalid_bet(f"{square!r} is not a Joker Seven betting square")
-        if not is_whole_number(amount) or amount <= 0:
-            raise bad_request("amount must be a positive integer number of cents")
-        min_bet, max_bet = int(config["min_bet"]), int(config["max_bet"])
-        if amount < min_bet:
-            raise RuleError(
-                "under_minimum", f"amount {amount} is under the table minimum {min_bet}"
-            )
-        if amount > max_bet:
-            raise RuleError(
-                "over_limit",
-                f"{amount} is over the table maximum {max_bet} "
-                f"(regulatory maximum {MAX_BET_CENTS}, 4620.16(f))",
-            )
+        check_stake(config, amount, MAX_BET_CENTS, "4620.16(f)")
         return {"square": square}
 
     def outcomes(self, config: Mapping[str, JSON]) -> Sequence[str]:

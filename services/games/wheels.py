@@ -31,6 +31,7 @@ from services.games.base import (
     PlacedBet,
     Settlement,
     bad_request,
+    check_stake,
     invalid_bet,
     invalid_config,
     invalid_outcome,
@@ -786,20 +787,7 @@ class Wheel:
             raise bad_request("bet.space must be a string")
         if space not in compiled.spaces:
             raise invalid_bet(f"{space!r} is not a betting space of this {self._rules.title}")
-        if not is_whole_number(amount) or amount <= 0:
-            raise bad_request("amount must be a positive integer number of cents")
-        cfg = compiled.config
-        min_bet, max_bet = int(cfg["min_bet"]), int(cfg["max_bet"])
-        if amount < min_bet:
-            raise RuleError(
-                "under_minimum", f"amount {amount} is under the table minimum {min_bet}"
-            )
-        if amount > max_bet:
-            raise RuleError(
-                "over_limit",
-                f"{amount} is over the table maximum {max_bet} "
-                f"(regulatory maximum {self._rules.max_bet}, {self._rules.max_bet_cite})",
-            )
+        check_stake(compiled.config, amount, self._rules.max_bet, self._rules.max_bet_cite)
         step = compiled.steps[space]
         if amount % step:
             raise invalid_bet(f"{space} pays in steps of {step}; the amount must be a multiple")
