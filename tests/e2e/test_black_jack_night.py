@@ -834,6 +834,11 @@ class Script:
     """A dead card the dealer burns before the first card after the deal (4620.5(i)(4))."""
     kill_on_hit: str | None = None
     """kill -9 the server after the first hit of this hand, its card not yet entered."""
+    shuffle_after: bool = True
+    """The dealer shuffles the discards back once the round is over (else the next round
+    deals on from the same box)."""
+    refused: str = ""
+    """Cards the dealer tries to enter first, which the shoe cannot hold (``invalid_card``)."""
 
     @property
     def cards(self) -> list[str]:
@@ -869,12 +874,16 @@ SCRIPTS = (
         then="AC 9D 9H 4H KS 10C 2H 10D 8C JD",
         burn="5S",
         kill_on_hit="4.0",
+        shuffle_after=False,
     ),
     Script(
         # Ten up, the dealer holds a natural: no insurance is offered; space 6's natural pushes.
+        # Dealt from the same box as the round before, whose hole card was a 6H: with four
+        # decks a fourth 6H more is one the shoe no longer holds.
         "dealer natural with a ten up",
         deal="5C 6C 7C 8C 9C AC 2C / KS / 5D 6D 7D 8D 9D KC 2D",
         hole="AD",
+        refused="6H 6H 6H 6H",
     ),
     Script(
         # Every hand busts but one natural: the dealer's hole card is never turned up.
@@ -894,6 +903,13 @@ async def dealer_round(night: Night, script: Script) -> None:
         bet = {"space": space}
         await night.ok(who, "place_bet", table=TABLE, player=player, bet=bet, amount=amount)
     await night.ok("dealer", "deal", table=TABLE)
+    if script.refused:
+        before = await night.view()
+        refused = await night.send(
+            "dealer", "enter_cards", table=TABLE, cards=script.refused.split()
+        )
+        assert not refused["ok"] and refused["error"]["code"] == "invalid_card", refused
+        assert await night.view() == before
     dealt = await night.ok("dealer", "enter_cards", table=TABLE, cards=script.cards)
     assert [c["card"] for c in dealt["result"]["cards"] if c["face_up"]] == script.cards
     queue = deque(script.then.split())
@@ -946,7 +962,8 @@ async def dealer_round(night: Night, script: Script) -> None:
         raise AssertionError(f"{script.name}: the round did not end")
     assert not queue, f"{script.name}: cards left over {list(queue)}"
     assert kill is None and burn is None
-    await night.ok("dealer", "shuffle", table=TABLE)
+    if script.shuffle_after:
+        await night.ok("dealer", "shuffle", table=TABLE)
 
 
 async def test_dealer_mode_black_jack_night_scripted_to_every_rare_case(tmp_path: Path) -> None:
