@@ -360,7 +360,8 @@ class Audit:
     books: Books = field(default_factory=Books)
     holes: list[dict[str, Any]] = field(default_factory=list)
     """Every hole card: ``dealt`` seq, ``card``, ``salt``, ``revealed`` seq (or None),
-    ``ended`` (the round's end seq), ``shuffle``, ``position``."""
+    ``ended`` (the round's end seq), ``shuffle``, ``position``; a hole card never turned up
+    is known once its shuffle is revealed (``revealed_by_shoe``, the seq of that)."""
     reveals: dict[tuple[int, int], tuple[str, str, int]] = field(default_factory=dict)
     """(shuffle, position) -> (card, salt, seq of the event that made it public)."""
     seeds: dict[int, tuple[str, int]] = field(default_factory=dict)
@@ -574,7 +575,7 @@ def audit(events: Sequence[dict[str, Any]], option: int, decks: int, rng_mode: b
                     out.seen["hole card never turned up"] += 1
                     hole["down"] = False
         elif t == "ShoeRevealed":
-            _check_revealed(out, d, seq, compositions.get(d["shuffle"]))
+            _check_revealed(out, d, seq, decks, compositions.get(d["shuffle"]))
         elif t == "RoundEnded":
             out.rounds += 1
             if hole is not None:
@@ -600,6 +601,7 @@ def _check_revealed(
     out: Audit,
     d: Mapping[str, Any],
     seq: int,
+    decks: int,
     composition: tuple[list[str], tuple[int, int] | None] | None,
 ) -> None:
     """A retired shuffle opened: the seed gives the order of the box's cards and every salt,
@@ -627,7 +629,8 @@ def _check_revealed(
             if ref not in out.reveals:
                 return  # its shuffle is not open yet: the composition cannot be checked
             out_of_box[out.reveals[ref][0]] += 1
-        assert Counter(cards) == Counter(DECK) - out_of_box, f"shuffle {n}: wrong composition"
+        every = Counter({card: decks for card in DECK})
+        assert Counter(cards) == every - out_of_box, f"shuffle {n}: wrong composition"
         out.seen["composition checked"] += 1
     out.seeds[n] = (d["seed"], seq)
 
@@ -646,7 +649,8 @@ def check_secrets(night: Night, found: Audit) -> Counter[str]:
     for s in shown:
         strings, text = s.strings(), s.text()
         for hole in found.holes:
-            end = hole["revealed"] or hole["ended"] or 1 << 62
+            # a hole card never turned up is public once its shuffle is (at a round's end)
+            end = hole["revealed"] or min(hole["ended"], hole.get("revealed_by_shoe", 1 << 62))
             if hole["card"] is not None and hole["dealt"] <= s.seq < end:
                 assert hole["card"] not in strings, f"hole card {hole['card']} shown: {s}"
                 checked["hole card text"] += 1
