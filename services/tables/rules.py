@@ -251,7 +251,8 @@ def evolve(state: TableState, event: Event) -> TableState:
             game=event.game,
             config=event.config,
             outcome_mode="rng" if event.outcome_mode == "rng" else "dealer",
-            play=game.initial(event.config),
+            # the game folds its table's opening too (Black Jack learns its mode from it)
+            play=game.evolve(event.config, game.initial(event.config), event),
         )
     game = table_game(state)
     play = game.evolve(state.config, state.play, event)
