@@ -129,6 +129,10 @@ TIE_OPTIONS: Final = (1, 2, 3)
 """4620.5(h): 1 all ties push, 2 push on natural 21 only, 3 the house wins all ties."""
 FRESH_SHUFFLES_PER_STEP: Final = 2
 """Fresh seeds ``prepare`` writes into an RNG step, for boxes that run out during it."""
+MOST_CARDS_ONE_STEP: Final = 52
+"""More cards than one step can take out of the box (a deal at seven spaces takes 16; an
+action, split aces' two cards and the dealer's draws, fewer): while the box holds more,
+no step can empty it, and ``prepare`` draws no seed for a reshuffle."""
 INSURANCE_ODDS: Final = (2, 1)
 """4620.5(m): insurance pays 2 to 1."""
 
@@ -727,6 +731,8 @@ class BlackJack:
                 order=shoe.shuffle_order(seed, shoe.composition(cards)),
             )
         fresh = []
+        if play.shuffle != 0 and play.size - play.drawn > MOST_CARDS_ONE_STEP:
+            return replace(step, secrets=ShoeSecrets(opened=tuple(opened.values()), fresh=()))
         for k in range(1, FRESH_SHUFFLES_PER_STEP + 1):
             n = play.shuffle + k
             seed = bytes(chance.below(256) for _ in range(shoe.SEED_BYTES))

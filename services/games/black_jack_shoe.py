@@ -14,6 +14,7 @@ are in docs/RULES.md ("Black Jack", "The shoe's commitments"):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections import Counter
@@ -48,7 +49,14 @@ def shuffle_order(seed: bytes, cards: Sequence[str]) -> tuple[str, ...]:
     """The box in dealing order: Fisher-Yates over ``composition(cards)``, from the last
     position down, each swap index uniform in ``[0, i]`` by rejection sampling (a word at or
     above the largest multiple of ``i + 1`` below 2^64 is drawn again)."""
-    order = list(composition(cards))
+    return _shuffle_order(seed, composition(cards))
+
+
+@functools.lru_cache(maxsize=256)
+def _shuffle_order(seed: bytes, box: tuple[str, ...]) -> tuple[str, ...]:
+    # Memoised: a table's every step recomputes the order of its open shuffles (a pure
+    # function of the seed and the box, so the cache changes no result).
+    order = list(box)
     words = _words(seed)
     for i in range(len(order) - 1, 0, -1):
         bound = i + 1
