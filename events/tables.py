@@ -142,3 +142,15 @@ class RoundEnded(Event):
     :class:`Settled` instead."""
 
     round: int
+
+
+@event("RoundVoided")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundVoided(Event):
+    """A member in charge voided the round in play (a misdeal, a device fault, a dealer's
+    entry that cannot stand): the events that follow return every wager of it not yet
+    settled and end the round; what was settled before stands. ``reason`` says why; the
+    envelope's ``actor`` says who."""
+
+    round: int
+    reason: str

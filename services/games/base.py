@@ -253,6 +253,11 @@ class Game(Protocol[P]):
         a round opened) into the game's state."""
         ...
 
+    def void(self, config: Mapping[str, JSON], play: P, round: Round) -> list[Event]:
+        """The events that return every wager of the round in play not yet settled (result
+        ``returned``, paid its amount) and end the round, after a ``RoundVoided``."""
+        ...
+
     def closed(self, play: P) -> bool:
         """Whether the game has closed its table by itself (a merchandise wheel at its
         aggregate prize limit): every later command gets ``table_closed``."""

@@ -471,7 +471,9 @@ class _Run:
         num, den = natural_odds(int(self.config["tie_option"])) if natural_paid else (1, 1)
         out = []
         for wager_id, amount in h.wagers():
-            paid = {"won": amount + amount * num // den, "push": amount}.get(result, 0)
+            paid = {"won": amount + amount * num // den, "push": amount, "returned": amount}.get(
+                result, 0
+            )
             out.append(BetSettlement(wager_id, h.player, amount, result, paid))
         self.settle_part(f"hand:{h.hand}", out)
 
@@ -975,6 +977,30 @@ class BlackJack:
             except (RuleError, TypeError):
                 return []
         return []
+
+    def void(self, config: Mapping[str, JSON], play: BlackJackPlay, round: Round) -> list[Event]:
+        """A voided round: every wager not yet settled returned (each hand's, in payoff
+        order, then the insurances), every card to the discards, the round ended. The shoe
+        goes on: the cards dealt stay out of the box until it is emptied (4620.5(g))."""
+        run = _Run(self, config, play, round, None)
+        for h in reversed(play.hands):
+            if not h.settled:
+                run.settle_hand(h, "returned")
+        insured = [
+            BetSettlement(i.wager_id, i.player, i.amount, "returned", i.amount)
+            for i in play.insurance
+            if not i.settled
+        ]
+        if insured:
+            run.settle_part("insurance", insured)
+        p = run.play
+        holders = [h.hand for h in p.hands if not h.discarded]
+        if not p.dealer_discarded and (p.dealer_cards or p.hole is not None):
+            holders.append(DEALER)
+        if holders:
+            run.discard(holders)
+        run.emit(RoundEnded(round=p.round))
+        return run.events
 
     def view(
         self, config: Mapping[str, JSON], play: BlackJackPlay, round: Round

@@ -133,6 +133,19 @@ class SingleOutcome:
             return replace(play, last_outcome=key, recent=(key, *play.recent)[:RECENT_OUTCOMES])
         return play
 
+    def void(self, config: Mapping[str, JSON], play: Any, round: Round) -> list[Event]:
+        """A voided round: every bet returned, in the order placed, as its ``Settled``
+        (with an empty outcome)."""
+        settlements = tuple(
+            Settlement(b.bet_id, b.player, b.amount, "returned", b.amount) for b in round.bets
+        )
+        amount = sum([s.amount for s in settlements])
+        return [
+            Settled(
+                round=round.number, outcome={}, settlements=settlements, wagered=amount, paid=amount
+            )
+        ]
+
     def closed(self, play: Any) -> bool:
         return False
 

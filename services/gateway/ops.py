@@ -66,6 +66,7 @@ from services.tables.rules import (
     CloseTable,
     OpenRound,
     PlaceBet,
+    VoidRound,
 )
 
 if TYPE_CHECKING:
@@ -454,6 +455,15 @@ OP_LIST: tuple[Op, ...] = (
         access=TableDealer(),
         fields=(typed("reason", str, required=False, default="closed by the dealer"),),
         build=lambda a, c: CloseTable(reason=a["reason"][:200]),
+    ),
+    Op(
+        name="void_round",
+        aggregate=TABLE,
+        access=Roles(
+            frozenset({"member_in_charge"}), "{op} is for a member in charge", "member in charge"
+        ),
+        fields=(typed("reason", str),),
+        build=lambda a, c: VoidRound(reason=a["reason"][:200]),
     ),
     # Black Jack (4620.5): the steps of its round (services/games/black_jack.py).
     Op(name="deal", aggregate=TABLE, access=TableDealer(), build=lambda a, c: bj.Deal()),

@@ -25,6 +25,7 @@ from events.tables import (
     NoMoreBets,
     RoundEnded,
     RoundOpened,
+    RoundVoided,
     Settled,
     TableClosed,
     TableOpened,
@@ -115,8 +116,25 @@ class CloseTable:
     reason: str
 
 
-TableCommand = OpenTable | OpenRound | PlaceBet | CancelBet | CallNoMoreBets | CloseTable
-TABLE_COMMANDS = (OpenTable, OpenRound, PlaceBet, CancelBet, CallNoMoreBets, CloseTable)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoidRound:
+    """A member in charge voids the round in play (docs/RULES.md "Voiding a round")."""
+
+    reason: str
+
+
+TableCommand = (
+    OpenTable | OpenRound | PlaceBet | CancelBet | CallNoMoreBets | CloseTable | VoidRound
+)
+TABLE_COMMANDS = (
+    OpenTable,
+    OpenRound,
+    PlaceBet,
+    CancelBet,
+    CallNoMoreBets,
+    CloseTable,
+    VoidRound,
+)
 
 
 def table_game(state: TableState) -> Game[Any]:
@@ -155,6 +173,8 @@ def decide(state: TableState, command: Any) -> list[Event]:
             return _no_more_bets(state)
         case CloseTable():
             return _close_table(state, command)
+        case VoidRound():
+            return _void_round(state, command)
     return table_game(state).decide(state.config, state.play, round_view(state), command)
 
 
@@ -237,6 +257,15 @@ def _close_table(state: TableState, command: CloseTable) -> list[Event]:
             "round_in_progress", f"round {state.round} of {state.table} is not settled yet"
         )
     return [TableClosed(reason=command.reason)]
+
+
+def _void_round(state: TableState, command: VoidRound) -> list[Event]:
+    """Void the round in play: every wager not yet settled goes back to its player, and
+    the round ends (the game says which wagers and how). Not before a round is open."""
+    if state.phase == "idle":
+        raise RuleError("round_not_open", f"no round of {state.table} is in play")
+    voided = RoundVoided(round=state.round, reason=command.reason)
+    return [voided, *table_game(state).void(state.config, state.play, round_view(state))]
 
 
 def evolve(state: TableState, event: Event) -> TableState:

@@ -113,3 +113,33 @@ async def test_black_jack_refusals_have_their_codes(server: LiveServer) -> None:
     if state.phase != "idle":
         wrong = await p2.cmd("act", table=TABLE, hand="1.0", action="stand")
         assert wrong["error"]["code"] in ("not_your_turn", "insurance_not_offered"), wrong
+
+
+async def test_a_member_in_charge_voids_a_round_and_every_wager_comes_back(
+    server: LiveServer,
+) -> None:
+    dealer = await server.connect(dealer_token(TABLE))
+    p1 = await server.connect(player_token("p-1"))
+    mic = await server.connect(token("member_in_charge"))
+    for _ in range(20):  # a round whose deal settled nothing yet (no natural)
+        before = await server.runtime.store.balances()
+        assert (await dealer.cmd("open_round", table=TABLE))["ok"]
+        for space in (1, 2):
+            bet = {"space": space}
+            assert (await p1.cmd("place_bet", table=TABLE, player="p-1", bet=bet, amount=200))["ok"]
+        dealt = await dealer.cmd("deal", table=TABLE)
+        assert dealt["ok"], dealt
+        if not dealt["result"]["settled"]:
+            break
+        if server.runtime.supervisor.table_state(TABLE).phase != "idle":
+            await mic.cmd("void_round", table=TABLE, reason="next")
+    else:
+        raise AssertionError("every deal settled something")
+    denied = await dealer.cmd("void_round", table=TABLE, reason="misdeal")
+    assert denied["error"]["code"] == "forbidden", denied
+    voided = await mic.cmd("void_round", table=TABLE, reason="misdeal")
+    assert voided["ok"], voided
+    assert server.runtime.supervisor.table_state(TABLE).phase == "idle"
+    assert (await server.runtime.store.balances())["p-1"] == before["p-1"]
+    again = await mic.cmd("void_round", table=TABLE, reason="misdeal")
+    assert again["error"]["code"] == "round_not_open", again

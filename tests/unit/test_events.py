@@ -46,6 +46,7 @@ from events.tables import (
     PartSettled,
     RoundEnded,
     RoundOpened,
+    RoundVoided,
     Settled,
     TableClosed,
     TableOpened,
@@ -151,6 +152,7 @@ HAND_WRITTEN: list[Event] = [
         paid=750,
     ),
     RoundEnded(round=2),
+    RoundVoided(round=3, reason="the wheel's ball left the wheel"),
     ChipsIssued(player="p-1", amount=1000),
     ChipsRedeemed(player="p-1", amount=250),
     LicenseRecorded(

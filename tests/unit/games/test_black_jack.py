@@ -543,3 +543,30 @@ def test_dealer_mode_waits_for_a_shuffle_before_the_hole_card_of_an_empty_box_46
     assert isinstance(shuffled[0], ShoeShuffled) and isinstance(shuffled[1], CardBurnt)
     hole = [e for e in shuffled if isinstance(e, CardDealt)]
     assert len(hole) == 1 and not hole[0].face_up and hole[0].shuffle == 2
+
+
+def test_a_round_stuck_on_a_dealers_wrong_entry_is_voided_and_every_open_wager_returned() -> None:
+    """docs/RULES.md "Voiding a round": a peek declared wrong leaves a hole card that cannot
+    be entered; voiding returns each wager not yet settled (the double too) and ends the
+    round, and the next round deals on from the same box."""
+    t, ids = dealt({1: 100, 2: 100}, ["5C", "6C"], "KD", ["5D", "5H"])
+    t.step(Peek(natural=False))
+    t.step(Act(hand="1.0", action="double"))
+    t.step(EnterCards(cards=("9S",)))
+    t.step(Act(hand="2.0", action="stand"))
+    assert code(t, EnterCards(cards=("AS",))) == "invalid_card"  # a natural, declared none
+    box = t.view()["box"]
+    events = BLACK_JACK.void(t.config, t.play, t.round())
+    for ev in events:
+        t.fold(ev)
+    assert settlements(events) == {
+        ids[1]: ("returned", 100),
+        f"{ids[1]}:double:1.0": ("returned", 100),
+        ids[2]: ("returned", 100),
+    }
+    assert isinstance(events[-1], RoundEnded) and t.phase == "idle"
+    assert any(isinstance(e, CardsDiscarded) for e in events)
+    t.open_round()
+    t.bet("p1", 1, 100)
+    shuffled = [e for e in t.step(Deal()) if isinstance(e, ShoeShuffled)]
+    assert shuffled == [] and t.view()["box"] == box  # no early reshuffle (4620.5(g))

@@ -10,6 +10,7 @@ from events.tables import (
     NoMoreBets,
     OutcomeRecorded,
     RoundOpened,
+    RoundVoided,
     Settled,
     TableClosed,
     TableOpened,
@@ -25,6 +26,7 @@ from services.tables.rules import (
     OpenTable,
     PlaceBet,
     TableState,
+    VoidRound,
     decide,
     evolve,
     fold,
@@ -200,3 +202,27 @@ def test_every_drawn_index_is_its_pocket_so_a_uniform_index_is_a_uniform_pocket(
     pockets = [e.outcome["pocket"] for e in drawn if isinstance(e, OutcomeRecorded)]
     assert pockets == list(AMERICAN_WHEEL_ORDER)
     assert len(set(pockets)) == 38
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_voided_round_returns_every_bet_and_ends(closed: bool) -> None:
+    """docs/RULES.md "Voiding a round": every bet back, in the order placed, the round over."""
+    state = run(
+        opened(),
+        OpenRound(),
+        PlaceBet(player="p-1", bet=STRAIGHT_17, amount=100),
+        PlaceBet(player="p-2", bet={"kind": "red"}, amount=300),
+    )
+    if closed:
+        state = run(state, CallNoMoreBets())
+    voided, settled = decide(state, VoidRound(reason="the ball left the wheel"))
+    assert voided == RoundVoided(round=1, reason="the ball left the wheel")
+    assert isinstance(settled, Settled) and settled.outcome == {}
+    assert [(s.player, s.result, s.paid) for s in settled.settlements] == [
+        ("p-1", "returned", 100),
+        ("p-2", "returned", 300),
+    ]
+    assert settled.wagered == settled.paid == 400
+    after = fold(state, [voided, settled])
+    assert after.phase == "idle" and after.bets == {}
+    assert refused(after, VoidRound(reason="again")) == "round_not_open"
