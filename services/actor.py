@@ -259,6 +259,9 @@ class Actor(Generic[S, C]):
         while conflicts < MAX_ATTEMPTS:
             if self.stale:
                 await self.load()
+                # The reload may have found commands of this batch applied (an append whose
+                # answer was lost): answer those from their stored replies.
+                look_up = look_up or any(sub.identity in self.applied for sub in batch if sub.key)
             balances: dict[str, int] | None = None
             if look_up:
                 pending, duplicates, balances = await self._answer_retries(batch)

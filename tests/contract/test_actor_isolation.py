@@ -131,3 +131,23 @@ async def test_event_ids_are_derived_from_the_command(store: EventStore) -> None
         event_id(stream="cage", actor="cashier:d", causation="s-1", index=0),
     ]
     assert len({e.id for e in events}) == 2
+
+
+async def test_a_retry_reaching_an_actor_before_its_reload_gets_the_stored_reply(
+    store: EventStore,
+) -> None:
+    """A command applied by an earlier process (its answer lost, say) is retried at an
+    actor that has not folded its stream yet: the reload finds it applied, and the retry
+    is answered from its stored reply, not refused as ``already_applied``."""
+    first = cage(store)
+    await first.load()
+    original = sale("cashier:c", "once", "p-1", 250)
+    first.submit_nowait(original)
+    await run_until_answered(first, [original])
+    assert original.future.result()["ok"]
+    later = cage(store)  # a restarted process: stale until its first batch reloads it
+    retry = sale("cashier:c", "once", "p-1", 250)
+    later.submit_nowait(retry)
+    await run_until_answered(later, [retry])
+    assert retry.future.result() == original.future.result()
+    assert await store.balance("p-1") == 250
