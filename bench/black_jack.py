@@ -427,8 +427,9 @@ async def run(quick: bool) -> list[Result]:
             hit_us,
             "us",
             note=f"median of {runs}; TableRules.decide: the game's prepare (unseal the"
-            f" shoe's seed, recompute the {52 * DECKS}-card order, seal two fresh seeds) then"
-            f" rules.decide; decide alone {hit_decide_us:.0f} us",
+            f" shoe's seed, look up the {52 * DECKS}-card box's order, memoised; no fresh"
+            f" seeds while the box is full) then rules.decide; decide alone"
+            f" {hit_decide_us:.0f} us",
             digits=0,
         ),
         Result(
