@@ -79,7 +79,7 @@ from services.games.black_jack_state import (
     turn_hand,
     value,
 )
-from services.games.cards import decks, parse_card, rank
+from services.games.cards import MAX_CARD_CHARS, decks, parse_card, rank
 
 __all__ = [
     "BLACK_JACK",
@@ -950,7 +950,7 @@ class BlackJack:
             raise RuleError(
                 "no_card_due",
                 f"{len(run.entered)} card(s) more than the game waits for: "
-                f"{', '.join(str(c) for c in run.entered)}",
+                f"{', '.join(str(c)[:MAX_CARD_CHARS] for c in list(run.entered)[:8])}",
             )
 
     # --- the fold --------------------------------------------------------------------------

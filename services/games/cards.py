@@ -30,14 +30,15 @@ def parse_card(raw: object, *, jokers: bool = False) -> str:
     """The canonical card ``raw`` names, or RuleError ``invalid_card``.
 
     ``jokers`` allows ``JOKER`` (Joker Seven); otherwise only the 52 cards of a deck."""
-    if not isinstance(raw, str) or len(raw) > MAX_CARD_CHARS:
-        raise RuleError("invalid_card", f"{raw!r} is not a card (rank then suit, such as 10H)")
-    text = raw.strip().upper()
-    if text == JOKER and jokers:
-        return JOKER
-    if len(text) >= 2 and text[:-1] in RANKS and text[-1] in SUITS:
-        return text
-    raise RuleError("invalid_card", f"{raw!r} is not a card (rank then suit, such as 10H)")
+    if isinstance(raw, str) and len(raw) <= MAX_CARD_CHARS:
+        text = raw.strip().upper()
+        if text == JOKER and jokers:
+            return JOKER
+        if len(text) >= 2 and text[:-1] in RANKS and text[-1] in SUITS:
+            return text
+    # The refusal quotes at most a card's length of the input (it is stored with the reply).
+    shown = repr(raw)[: MAX_CARD_CHARS + 2] if isinstance(raw, str) else type(raw).__name__
+    raise RuleError("invalid_card", f"{shown} is not a card (rank then suit, such as 10H)")
 
 
 def rank(card: str) -> str:
