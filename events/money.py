@@ -7,8 +7,8 @@ insurance, a part of a settlement) is taught to them once. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NamedTuple
 
 from events.base import Event
 from events.cage import ChipsIssued, ChipsRedeemed
@@ -44,25 +44,48 @@ MONEY_EVENTS = frozenset(
 """The names of every event type that moves a balance."""
 
 
+_SINGLE: dict[str, tuple[MoveKind, int]] = {
+    ChipsIssued.NAME: ("issued", +1),
+    ChipsRedeemed.NAME: ("redeemed", -1),
+    BetPlaced.NAME: ("wagered", -1),
+    WagerAdded.NAME: ("wagered", -1),
+    BetCancelled.NAME: ("returned", +1),
+}
+"""Events that move one player's balance by their ``amount``: the kind and the sign."""
+_SETTLEMENTS = frozenset({Settled.NAME, PartSettled.NAME})
+"""Events that pay back what each of their ``settlements`` says (``paid``)."""
+
+
 def money_moves(event: Event) -> list[Move]:
     """The moves of one event, in a stable order (a settlement's payouts summed per
     player, sorted by player)."""
-    match event:
-        case ChipsIssued():
-            return [Move(event.player, event.amount, "issued")]
-        case ChipsRedeemed():
-            return [Move(event.player, -event.amount, "redeemed")]
-        case BetPlaced() | WagerAdded():
-            return [Move(event.player, -event.amount, "wagered")]
-        case BetCancelled():
-            return [Move(event.player, event.amount, "returned")]
-        case Settled() | PartSettled():
-            paid: dict[str, int] = {}
-            for s in event.settlements:
-                if s.paid:
-                    paid[s.player] = paid.get(s.player, 0) + s.paid
-            return [Move(player, cents, "paid") for player, cents in sorted(paid.items())]
+    if isinstance(event, ChipsIssued | ChipsRedeemed | BetPlaced | WagerAdded | BetCancelled):
+        kind, sign = _SINGLE[event.NAME]
+        return [Move(event.player, sign * event.amount, kind)]
+    if isinstance(event, Settled | PartSettled):
+        return _paid((s.player, s.paid) for s in event.settlements)
     return []
+
+
+def data_moves(type_: str, data: Mapping[str, Any]) -> list[Move]:
+    """:func:`money_moves` of an event as stored data (its current version): what a
+    projection folds, without building the typed event (a round's settlement may hold
+    thousands of bets)."""
+    single = _SINGLE.get(type_)
+    if single is not None:
+        kind, sign = single
+        return [Move(data["player"], sign * data["amount"], kind)]
+    if type_ in _SETTLEMENTS:
+        return _paid((s["player"], s["paid"]) for s in data["settlements"])
+    return []
+
+
+def _paid(payouts: Iterable[tuple[str, int]]) -> list[Move]:
+    paid: dict[str, int] = {}
+    for player, cents in payouts:
+        if cents:
+            paid[player] = paid.get(player, 0) + cents
+    return [Move(player, cents, "paid") for player, cents in sorted(paid.items())]
 
 
 def balance_moves(events: Iterable[Event]) -> list[tuple[str, int]]:

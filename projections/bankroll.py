@@ -20,8 +20,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from events.base import event_class, from_data
-from events.money import MONEY_EVENTS, money_moves
+from events.money import MONEY_EVENTS, data_moves
 from services.aggregates import TABLE_PREFIX
 
 PLAYER_FIELDS = ("bought", "redeemed", "wagered", "paid", "balance", "net")
@@ -44,7 +43,7 @@ def _zero(fields: tuple[str, ...]) -> dict[str, int]:
 class Bankrolls:
     """The bankroll projection (see the module docstring for every figure's meaning).
 
-    Money is read through :func:`events.money.money_moves`, the one place that says which
+    Money is read through :func:`events.money.data_moves`, the one place that says which
     event moves whose balance: a new kind of wager or settlement counts here once it
     counts there."""
 
@@ -91,7 +90,7 @@ class Bankrolls:
             self._totals()
 
     def _money(self, type_: str, stream: str, data: dict[str, Any]) -> None:
-        moves = money_moves(from_data(type_, event_class(type_).VERSION, data))
+        moves = data_moves(type_, data)
         players = self.players
         handle = paid_out = cage = 0
         for player, cents, kind in moves:
