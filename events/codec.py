@@ -7,6 +7,7 @@ or :func:`stream_of`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgpack
@@ -76,6 +77,24 @@ def fold_view(raw: bytes) -> tuple[str, str, Data, int]:
     if version != current and current is not None:
         data = upcast(type_, version, data)
     return type_, f[_STREAM], data, f[_TS]
+
+
+def fold_views(payloads: Iterable[bytes]) -> Iterator[tuple[str, str, Data, int]]:
+    """:func:`fold_view` of each stored envelope, in order (a rebuild's loop: the
+    registry's versions looked up once per type)."""
+    unpackb = msgpack.unpackb
+    versions: dict[str, int | None] = {}
+    for raw in payloads:
+        f: list[Any] = unpackb(raw, raw=False)
+        type_ = f[_TYPE]
+        data = f[_DATA]
+        version = f[_VERSION]
+        current = versions.get(type_, -1)
+        if current == -1:
+            current = versions[type_] = current_version(type_)
+        if version != current and current is not None:
+            data = upcast(type_, version, data)
+        yield type_, f[_STREAM], data, f[_TS]
 
 
 def stream_of(raw: bytes) -> str:

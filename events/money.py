@@ -44,14 +44,15 @@ MONEY_EVENTS = frozenset(
 """The names of every event type that moves a balance."""
 
 
-_SINGLE: dict[str, tuple[MoveKind, int]] = {
+SINGLE_MOVES: Mapping[str, tuple[MoveKind, int]] = {
     ChipsIssued.NAME: ("issued", +1),
     ChipsRedeemed.NAME: ("redeemed", -1),
     BetPlaced.NAME: ("wagered", -1),
     WagerAdded.NAME: ("wagered", -1),
     BetCancelled.NAME: ("returned", +1),
 }
-"""Events that move one player's balance by their ``amount``: the kind and the sign."""
+"""Events that move one player's balance by their ``amount``: the kind and the sign (a
+projection's fast path reads it; :func:`data_moves` is the whole rule)."""
 _SETTLEMENTS = frozenset({Settled.NAME, PartSettled.NAME})
 """Events that pay back what each of their ``settlements`` says (``paid``)."""
 
@@ -60,7 +61,7 @@ def money_moves(event: Event) -> list[Move]:
     """The moves of one event, in a stable order (a settlement's payouts summed per
     player, sorted by player)."""
     if isinstance(event, ChipsIssued | ChipsRedeemed | BetPlaced | WagerAdded | BetCancelled):
-        kind, sign = _SINGLE[event.NAME]
+        kind, sign = SINGLE_MOVES[event.NAME]
         return [Move(event.player, sign * event.amount, kind)]
     if isinstance(event, Settled | PartSettled):
         return _paid((s.player, s.paid) for s in event.settlements)
@@ -71,7 +72,7 @@ def data_moves(type_: str, data: Mapping[str, Any]) -> list[Move]:
     """:func:`money_moves` of an event as stored data (its current version): what a
     projection folds, without building the typed event (a round's settlement may hold
     thousands of bets)."""
-    single = _SINGLE.get(type_)
+    single = SINGLE_MOVES.get(type_)
     if single is not None:
         kind, sign = single
         return [Move(data["player"], sign * data["amount"], kind)]

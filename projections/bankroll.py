@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from events.money import MONEY_EVENTS, data_moves
+from events.money import MONEY_EVENTS, SINGLE_MOVES, data_moves
 from services.aggregates import TABLE_PREFIX
 
 PLAYER_FIELDS = ("bought", "redeemed", "wagered", "paid", "balance", "net")
@@ -81,7 +81,11 @@ class Bankrolls:
         return (self.organization, o)
 
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
-        if type_ in MONEY_EVENTS:
+        single = SINGLE_MOVES.get(type_)
+        if single is not None:  # the common case (a bet): one player, one amount
+            kind, sign = single
+            self._move(type_, stream, data["player"], sign * data["amount"], kind)
+        elif type_ in MONEY_EVENTS:
             self._money(type_, stream, data)
         elif type_ == ROUND_ENDED:
             self._table(stream)["rounds"] += 1
@@ -90,42 +94,54 @@ class Bankrolls:
             self._totals()
 
     def _money(self, type_: str, stream: str, data: dict[str, Any]) -> None:
-        moves = data_moves(type_, data)
+        """A settlement: what each player was paid back."""
+        paid_out = 0
         players = self.players
-        handle = paid_out = cage = 0
-        for player, cents, kind in moves:
+        for player, cents, _kind in data_moves(type_, data):  # a settlement: paid back
             p = players.get(player)
             if p is None:
                 p = self._player(player)
             p["balance"] += cents
-            if kind == "paid":
-                p["net"] += cents
-                p["paid"] += cents
-                paid_out += cents
-            elif kind == "wagered" or kind == "returned":
-                # A wager leaves the balance (negative), a bet taken back returns to it.
-                p["net"] += cents
-                p["wagered"] -= cents
-                handle -= cents
-            else:  # the cage: chips issued (positive) or redeemed (negative)
-                p[CAGE_FIELD[kind]] += abs(cents)
-                for row in self._totals():
-                    row[kind] += abs(cents)
-                cage += cents
-        self.organization["outstanding"] += cage
-        totals = self._totals()
-        if stream.startswith(TABLE_PREFIX):
-            table = self._table(stream)
-            if type_ == SETTLED:
-                table["rounds"] += 1
-            elif type_ in BET_COUNT:
-                table["bets"] += BET_COUNT[type_]
-            totals = (*totals, table)
-        if handle or paid_out:
-            for row in totals:
-                row["handle"] += handle
+            p["net"] += cents
+            p["paid"] += cents
+            paid_out += cents
+        table = self._table(stream) if stream.startswith(TABLE_PREFIX) else None
+        if table is not None and type_ == SETTLED:
+            table["rounds"] += 1
+        if paid_out:
+            for row in (*self._totals(), *(() if table is None else (table,))):
                 row["paid_out"] += paid_out
-                row["house_win"] += handle - paid_out
+                row["house_win"] -= paid_out
+
+    def _move(self, type_: str, stream: str, player: str, cents: int, kind: str) -> None:
+        """One player's balance moved by ``cents``: chips sold or cashed out at the cage, or
+        a wager placed (negative) or taken back (positive) at a table."""
+        p = self.players.get(player)
+        if p is None:
+            p = self._player(player)
+        p["balance"] += cents
+        if kind in CAGE_FIELD:
+            p[CAGE_FIELD[kind]] += abs(cents)
+            for row in self._totals():
+                row[kind] += abs(cents)
+            self.organization["outstanding"] += cents
+            return
+        handle = -cents
+        p["net"] += cents
+        p["wagered"] += handle
+        org = self.organization
+        org["handle"] += handle
+        org["house_win"] += handle
+        if self.occasion is not None:
+            occ = self._totals()[1]
+            occ["handle"] += handle
+            occ["house_win"] += handle
+        table = self.tables.get(stream[len(TABLE_PREFIX) :])
+        if table is None:
+            table = self._table(stream)
+        table["handle"] += handle
+        table["house_win"] += handle
+        table["bets"] += BET_COUNT.get(type_, 0)
 
     def snapshot(self) -> dict[str, Any]:
         return copy.deepcopy(

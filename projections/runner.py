@@ -23,7 +23,7 @@ import msgpack
 import redis.exceptions
 import structlog
 
-from events.codec import fold_view
+from events.codec import fold_views
 from projections.base import Projection
 from services.derived_keys import derive_key
 from services.store import keys
@@ -56,12 +56,11 @@ def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) 
     event type (its ``types``; all when it has none)."""
     if len(projections) == 1:
         only = projections[0].apply
-        for raw in payloads:
-            only(*fold_view(raw))
+        for type_, stream, data, ts in fold_views(payloads):
+            only(type_, stream, data, ts)
         return
     routes: dict[str, tuple[Callable[[str, str, dict[str, Any], int], None], ...]] = {}
-    for raw in payloads:
-        type_, stream, data, ts = fold_view(raw)
+    for type_, stream, data, ts in fold_views(payloads):
         applies = routes.get(type_)
         if applies is None:
             applies = routes[type_] = tuple(
