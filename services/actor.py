@@ -358,7 +358,8 @@ class Actor(Generic[S, C]):
             reply, write, sealed, state, head, moves = decided
             if balances is not None:
                 for player, delta in moves:
-                    balances[player] = balances.get(player, 0) + delta
+                    if player in balances:  # a balance not read is the append script's
+                        balances[player] += delta
             writes.append((i, write))
             envelopes += sealed
             replies[i] = reply
@@ -446,10 +447,15 @@ def _first_of_each_key(batch: Sequence[Submission[Any]]) -> tuple[list[int], dic
 
 
 def _first_overdrawn(balances: dict[str, int], moves: Sequence[tuple[str, int]]) -> str | None:
-    """The first player these moves would take below zero, given ``balances``."""
+    """The first player these moves would take below zero, given ``balances``. A player
+    whose balance was not read (a debtor the state before the batch did not know, such as
+    the owner of a hand dealt earlier in the same batch) is left to the append script,
+    which guards every debit atomically."""
     trial: dict[str, int] = {}
     for player, delta in moves:
-        trial[player] = trial.get(player, balances.get(player, 0)) + delta
+        if player not in balances:
+            continue
+        trial[player] = trial.get(player, balances[player]) + delta
         if delta < 0 and trial[player] < 0:
             return player
     return None

@@ -224,3 +224,81 @@ async def test_50_concurrent_bets_through_the_server_never_overdraw(
         assert len(await server.runtime.store.read_all("table:roulette-1")) == 12
     finally:
         await server.stop()
+
+
+async def test_a_debit_of_a_hand_dealt_in_the_same_batch_is_not_refused_as_unread(
+    store: EventStore,
+) -> None:
+    """The actor reads the balances of the players the state before a batch says a command
+    may debit; a Black Jack hand dealt earlier in the same batch has an owner the state did
+    not know yet. A batch that reads balances (a retry is in it) must not count that
+    owner's balance as 0: the append script guards the debit, and the double goes through."""
+    from services.actor import Actor, Submission
+    from services.cage.actor import CageRules
+    from services.cage.rules import BuyChips
+    from services.chance import ServerChance, seal_key
+    from services.games import black_jack as bj
+    from services.tables.actor import TableRules
+    from services.tables.rules import CancelBet, OpenRound, OpenTable, PlaceBet
+
+    def sub(actor: str, cid: str, command: Any) -> Submission[Any]:
+        return Submission(
+            key=f"{actor}/{cid}", fingerprint="fp-" + cid, command_id=cid, actor=actor,
+            command=command,
+        )  # fmt: skip
+
+    async def answer(actor: Actor[Any, Any], subs: list[Submission[Any]]) -> list[Any]:
+        for s in subs:
+            actor.submit_nowait(s)
+        task = asyncio.create_task(actor.run())
+        try:
+            await asyncio.wait_for(asyncio.gather(*(s.future for s in subs)), 10)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        return [s.future.result() for s in subs]
+
+    cage = Actor(store, "cage", CageRules(10**9), publish=lambda _e: None)
+    await cage.load()
+    await answer(
+        cage,
+        [
+            sub("cashier:c", "b1", BuyChips(player="p-1", amount=200)),
+            sub("cashier:c", "b2", BuyChips(player="p-2", amount=200)),
+        ],
+    )
+    chance = ServerChance(seal_key(b"black-jack test secret, 32 bytes"), random.Random(14))
+    table = Actor(store, "table:bj", TableRules(chance), publish=lambda _e: None)
+    await table.load()
+    config = bj.BLACK_JACK.parse_config({"tie_option": 1})
+    opening = OpenTable(game="black_jack", config=config, outcome_mode="rng")
+    first = await answer(
+        table,
+        [
+            Submission(key="", fingerprint="", command_id="open", actor="system", command=opening),
+            sub("dealer:d", "r1", OpenRound()),
+            sub("player:p2", "bet2", PlaceBet(player="p-2", bet={"space": 2}, amount=100)),
+        ],
+    )
+    bet2 = first[2]["result"]["bet_id"]
+    more = await answer(
+        table,
+        [
+            sub("player:p2", "cancel2", CancelBet(bet_id=bet2, player="p-2")),
+            sub("player:p1", "bet1", PlaceBet(player="p-1", bet={"space": 1}, amount=100)),
+        ],
+    )
+    assert all(r["ok"] for r in first + more), first + more
+    replies = await answer(
+        table,
+        [
+            sub("dealer:d", "deal", bj.Deal()),
+            sub("player:p2", "cancel2", CancelBet(bet_id=bet2, player="p-2")),  # a retry
+            sub("player:p1", "dbl", bj.Act(hand="1.0", action="double", player="p-1")),
+        ],
+    )
+    assert replies[0]["ok"] and replies[1]["ok"], replies
+    assert replies[2]["ok"], replies[2]  # p-1 holds 100 after the bet: the double is covered
+    events = await store.read("table:bj", since=0, limit=1000)
+    doubles = [e for e in events if e.type == "WagerAdded" and e.data["kind"] == "double"]
+    assert [(d.data["player"], d.data["amount"]) for d in doubles] == [("p-1", 100)]
