@@ -64,7 +64,7 @@ def money_moves(event: Event) -> list[Move]:
         kind, sign = SINGLE_MOVES[event.NAME]
         return [Move(event.player, sign * event.amount, kind)]
     if isinstance(event, Settled | PartSettled):
-        return _paid((s.player, s.paid) for s in event.settlements)
+        return _paid((s.player, s.paid, s.result) for s in event.settlements)
     return []
 
 
@@ -77,16 +77,20 @@ def data_moves(type_: str, data: Mapping[str, Any]) -> list[Move]:
         kind, sign = single
         return [Move(data["player"], sign * data["amount"], kind)]
     if type_ in _SETTLEMENTS:
-        return _paid((s["player"], s["paid"]) for s in data["settlements"])
+        return _paid((s["player"], s["paid"], s["result"]) for s in data["settlements"])
     return []
 
 
-def _paid(payouts: Iterable[tuple[str, int]]) -> list[Move]:
-    paid: dict[str, int] = {}
-    for player, cents in payouts:
+def _paid(payouts: Iterable[tuple[str, int, str]]) -> list[Move]:
+    """What a settlement pays back, summed per player and kind, sorted: a wager returned
+    (a voided round, result ``returned``) is its stake back, ``returned``, as a bet taken
+    back is; every other payout (a win, a push) is ``paid``."""
+    paid: dict[tuple[str, MoveKind], int] = {}
+    for player, cents, result in payouts:
         if cents:
-            paid[player] = paid.get(player, 0) + cents
-    return [Move(player, cents, "paid") for player, cents in sorted(paid.items())]
+            kind: MoveKind = "returned" if result == "returned" else "paid"
+            paid[(player, kind)] = paid.get((player, kind), 0) + cents
+    return [Move(player, cents, kind) for (player, kind), cents in sorted(paid.items())]
 
 
 def balance_moves(events: Iterable[Event]) -> list[tuple[str, int]]:

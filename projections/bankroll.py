@@ -2,7 +2,7 @@
 
 Definitions (cents):
 - player: ``bought`` (chips issued), ``redeemed`` (cashed out), ``wagered`` (bets placed and
-  wagers added to them, less bets cancelled), ``paid`` (paid back: stake plus winnings, by
+  wagers added to them, less bets cancelled and wagers returned by a voided round), ``paid`` (paid back: stake plus winnings, by
   a round's settlement or a part of it), ``balance`` = bought − redeemed − wagered + paid,
   ``net`` = paid − wagered (the player's result).
 - table: ``handle`` (wagered), ``paid_out``, ``house_win`` = handle − paid_out, ``rounds``
@@ -95,23 +95,28 @@ class Bankrolls:
 
     def _money(self, type_: str, stream: str, data: dict[str, Any]) -> None:
         """A settlement: what each player was paid back."""
-        paid_out = 0
+        paid_out = returned = 0
         players = self.players
-        for player, cents, _kind in data_moves(type_, data):  # a settlement: paid back
+        for player, cents, kind in data_moves(type_, data):  # a settlement: paid back
             p = players.get(player)
             if p is None:
                 p = self._player(player)
             p["balance"] += cents
             p["net"] += cents
-            p["paid"] += cents
-            paid_out += cents
+            if kind == "returned":  # a voided round's stake: no longer wagered
+                p["wagered"] -= cents
+                returned += cents
+            else:
+                p["paid"] += cents
+                paid_out += cents
         table = self._table(stream) if stream.startswith(TABLE_PREFIX) else None
         if table is not None and type_ == SETTLED:
             table["rounds"] += 1
-        if paid_out:
+        if paid_out or returned:
             for row in (*self._totals(), *(() if table is None else (table,))):
                 row["paid_out"] += paid_out
-                row["house_win"] -= paid_out
+                row["handle"] -= returned
+                row["house_win"] -= paid_out + returned
 
     def _move(self, type_: str, stream: str, player: str, cents: int, kind: str) -> None:
         """One player's balance moved by ``cents``: chips sold or cashed out at the cage, or

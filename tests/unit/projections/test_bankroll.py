@@ -216,3 +216,32 @@ def test_added_wagers_and_part_settlements_count_as_money_moves_say() -> None:
     assert (table["handle"], table["paid_out"], table["house_win"]) == (200, 400, -200)
     assert (table["rounds"], table["bets"]) == (1, 1)
     assert b.organization["house_win"] + player["balance"] == b.organization["issued"]
+
+
+def test_a_voided_round_takes_its_wagers_out_of_the_handle() -> None:
+    """docs/RULES.md "Voiding a round": a wager returned is a stake given back, as a
+    cancelled bet is: it leaves ``wagered`` and the handle, and is not ``paid_out``."""
+    from events.tables import BetSettlement, RoundVoided
+
+    log: list[tuple[str, str, Event]] = [
+        ("ChipsIssued", "cage", ChipsIssued(player="p-1", amount=1000)),
+        ("BetPlaced", "table:t", BetPlaced(round=1, bet_id="a", player="p-1", bet={}, amount=300)),
+        ("RoundVoided", "table:t", RoundVoided(round=1, reason="misdeal")),
+        (
+            "Settled",
+            "table:t",
+            Settled(
+                round=1,
+                outcome={},
+                settlements=(BetSettlement("a", "p-1", 300, "returned", 300),),
+                wagered=300,
+                paid=300,
+            ),
+        ),
+    ]
+    books = project(log)
+    assert books.players["p-1"]["balance"] == 1000
+    assert books.players["p-1"]["wagered"] == 0 and books.players["p-1"]["paid"] == 0
+    table = books.tables["t"]
+    assert (table["handle"], table["paid_out"], table["house_win"]) == (0, 0, 0)
+    assert books.organization["handle"] == 0 and books.organization["house_win"] == 0
