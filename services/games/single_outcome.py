@@ -98,7 +98,10 @@ class SingleOutcome:
                 raise RuleError("bad_request", "a server draw needs its integers")
             outcome = self.game.drawn_outcome(config, step.draw, play.last_outcome)
             return self.outcome_and_settlement(config, play, round, outcome, "rng")
-        raise RuleError("wrong_game", f"{round.table} plays {self.name}: not one of its steps")
+        raise RuleError(
+            "wrong_game",
+            f"{round.table} plays {self.name}: {type(step).__name__} is not one of its steps",
+        )
 
     def outcome_and_settlement(
         self,
