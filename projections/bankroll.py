@@ -2,8 +2,9 @@
 
 Definitions (cents):
 - player: ``bought`` (chips issued), ``redeemed`` (cashed out), ``wagered`` (bets placed and
-  wagers added to them, less bets cancelled and wagers returned by a voided round), ``paid`` (paid back: stake plus winnings, by
-  a round's settlement or a part of it), ``balance`` = bought − redeemed − wagered + paid,
+  wagers added to them, less bets cancelled and wagers returned by a voided round),
+  ``paid`` (paid back: stake plus winnings, by a round's settlement or a part of it),
+  ``balance`` = bought − redeemed − wagered + paid,
   ``net`` = paid − wagered (the player's result).
 - table: ``handle`` (wagered), ``paid_out``, ``house_win`` = handle − paid_out, ``rounds``
   (rounds ended: a ``Settled`` or a ``RoundEnded``), ``bets`` (placed less cancelled).
