@@ -384,6 +384,8 @@ class Actor(Generic[S, C]):
             try:
                 events = self.rules.decide(state, sub.command)
             except RuleError as e:
+                if not e.stored:
+                    raise  # answered, not stored: a retry once the fault is fixed goes on
                 reply = error_reply(e.code, e.message)
         if reply is None:
             moves = self.rules.moves(events)
@@ -422,6 +424,8 @@ class Actor(Generic[S, C]):
     def _faulted(self, sub: Submission[C], error: Exception) -> Reply:
         """The reply of a command that could not be decided or encoded (not stored: it
         changed nothing)."""
+        if isinstance(error, RuleError):  # a refusal not to be stored (RuleError.stored)
+            return error_reply(error.code, error.message)
         if isinstance(error, UnicodeError | OverflowError):
             self._log.warning("command_not_encodable", command_id=sub.command_id)
             return error_reply("bad_request", "the command holds data that cannot be stored")

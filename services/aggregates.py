@@ -18,12 +18,17 @@ LICENSE: Final = "license"
 
 
 class RuleError(Exception):
-    """A command or configuration that the rules refuse, with a stable protocol error code."""
+    """A command or configuration that the rules refuse, with a stable protocol error code.
 
-    def __init__(self, code: str, message: str) -> None:
+    A refusal is stored as the command's reply, so a retry with the same id gets it again;
+    ``stored=False`` marks a refusal that says the server cannot do it now (a secret it
+    cannot open), which a retry after the fault is fixed must not meet again."""
+
+    def __init__(self, code: str, message: str, *, stored: bool = True) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.stored = stored
 
     def __repr__(self) -> str:
         return f"RuleError({self.code!r}, {self.message!r})"

@@ -293,14 +293,16 @@ class _Run:
             return self.orders[shuffle]
         except KeyError:
             raise RuleError(
-                "shoe_unavailable", f"shuffle {shuffle} could not be opened for this step"
+                "shoe_unavailable",
+                f"shuffle {shuffle} could not be opened for this step",
+                stored=False,
             ) from None
 
     def _hole_card(self) -> tuple[str, str]:
         """RNG mode: the face-down hole card and its salt, checked against its commitment."""
         p = self.play
         if p.hole is None or p.hole[1] is None:
-            raise RuleError("shoe_unavailable", "there is no hole card face down")
+            raise RuleError("shoe_unavailable", "there is no hole card face down", stored=False)
         shuffle, position = p.hole[0], p.hole[1]
         seed, order = self._order(shuffle)
         card, salt = order[position], shoe.position_salt(seed, position)
@@ -313,6 +315,7 @@ class _Run:
             raise RuleError(
                 "shoe_mismatch",
                 f"card {position} of shuffle {shuffle} does not open its commitment",
+                stored=False,
             )
 
     def reshuffle(self) -> None:
@@ -322,7 +325,9 @@ class _Run:
         n = p.shuffle + 1
         fresh = self.fresh.popleft() if self.fresh else None
         if fresh is None or fresh.shuffle != n:
-            raise RuleError("shoe_unavailable", f"no seed was prepared for shuffle {n}")
+            raise RuleError(
+                "shoe_unavailable", f"no seed was prepared for shuffle {n}", stored=False
+            )
         out = Counter(cards_in_play(p))
         if hole_in_play(p):
             out[self._hole_card()[0]] += 1

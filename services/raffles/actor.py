@@ -134,6 +134,7 @@ class RaffleRules:
             raise RuleError(
                 "board_unreadable",
                 "the sealed board cannot be opened with this server's secret; nothing was revealed",
+                stored=False,
             ) from None
         i = command.position - 1
         return dataclasses.replace(command, card=cards[i], salt=salts[i])

@@ -210,7 +210,8 @@ async def test_a_board_sealed_under_another_secret_is_refused_with_its_code(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
     """A server started with another secret than the one the board was dealt under cannot
-    open it: ``board_unreadable``, nothing revealed."""
+    open it: ``board_unreadable``, nothing revealed, and nothing stored: the same command
+    id sent again once the right secret is back reveals the card."""
     night = raffle_night(org)
     first = await start_server(redis_server.url, night)
     try:
@@ -225,10 +226,17 @@ async def test_a_board_sealed_under_another_secret_is_refused_with_its_code(
     try:
         mic = await second.connect(token("member_in_charge", secret=other))
         head = second.runtime.supervisor.actors["raffle:qoh-3"].head.version
-        assert code(await mic.cmd("reveal_card", raffle="qoh-3", position=5)) == "board_unreadable"
+        reveal = {"op": "reveal_card", "id": "reveal-5", "raffle": "qoh-3", "position": 5}
+        assert code(await mic.send(dict(reveal))) == "board_unreadable"
         assert second.runtime.supervisor.actors["raffle:qoh-3"].head.version == head
     finally:
         await second.stop()
+    third = await start_server(redis_server.url, night)
+    try:
+        mic = await third.connect(token("member_in_charge"))
+        ok(await mic.send(dict(reveal)))
+    finally:
+        await third.stop()
 
 
 async def test_a_raffle_whose_board_is_kept_in_redis_still_reveals(
