@@ -492,14 +492,19 @@ class _Run:
                 count += len(find_hand(p, holder).cards)
         self.emit(CardsDiscarded(round=p.round, holders=tuple(holders), cards=count))
 
-    def end_round(self) -> None:
-        """Every card to the discards; retired RNG shuffles revealed; ``RoundEnded``."""
+    def discard_all(self) -> None:
+        """Every card still in play (the hands' and the dealer's) to the discards."""
         p = self.play
         holders = [h.hand for h in p.hands if not h.discarded]
         if not p.dealer_discarded and (p.dealer_cards or p.hole is not None):
             holders.append(DEALER)
         if holders:
             self.discard(holders)
+
+    def end_round(self) -> None:
+        """Every card to the discards; retired RNG shuffles revealed; ``RoundEnded``."""
+        p = self.play
+        self.discard_all()
         if self.rng:
             for record in self.play.shuffles:
                 if record.shuffle != self.play.shuffle:
@@ -998,13 +1003,8 @@ class BlackJack:
         ]
         if insured:
             run.settle_part("insurance", insured)
-        p = run.play
-        holders = [h.hand for h in p.hands if not h.discarded]
-        if not p.dealer_discarded and (p.dealer_cards or p.hole is not None):
-            holders.append(DEALER)
-        if holders:
-            run.discard(holders)
-        run.emit(RoundEnded(round=p.round))
+        run.discard_all()
+        run.emit(RoundEnded(round=run.play.round))
         return run.events
 
     def view(
