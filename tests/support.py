@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import aiohttp
 import redis.asyncio as aioredis
 from aiohttp import web
 
+from services.actor import Actor, Submission
 from services.gateway.app import create_app
 from services.gateway.auth import mint
 from services.night import parse_night
@@ -344,3 +345,13 @@ async def acl_denials(admin: aioredis.Redis, user: AclUser) -> list[dict[str, An
             continue
         out.append(e)
     return out
+
+
+async def run_until_answered(actor: Actor[Any, Any], subs: Sequence[Submission[Any]]) -> None:
+    """Run ``actor`` until every submission in ``subs`` has its reply (at most 10 s)."""
+    task = asyncio.create_task(actor.run())
+    try:
+        await asyncio.wait_for(asyncio.gather(*(s.future for s in subs)), 10)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

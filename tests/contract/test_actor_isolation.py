@@ -8,7 +8,6 @@ its senders in turn.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ from services.actor import Actor, Submission, command_identity
 from services.cage.actor import CageRules
 from services.cage.rules import BuyChips
 from services.store.redis_store import EventStore
+from tests.support import run_until_answered
 
 
 def sale(actor: str, command_id: str, player: str, amount: int = 100) -> Submission[Any]:
@@ -31,15 +31,6 @@ def sale(actor: str, command_id: str, player: str, amount: int = 100) -> Submiss
 
 def cage(store: EventStore, publish: Any = None) -> Actor[Any, Any]:
     return Actor(store, "cage", CageRules(10**9), publish=publish or (lambda _envs: None))
-
-
-async def run_until_answered(actor: Actor[Any, Any], subs: Sequence[Submission[Any]]) -> None:
-    task = asyncio.create_task(actor.run())
-    try:
-        await asyncio.wait_for(asyncio.gather(*(s.future for s in subs)), 10)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_an_unencodable_command_in_a_batch_fails_alone(store: EventStore) -> None:

@@ -240,6 +240,7 @@ async def test_a_debit_of_a_hand_dealt_in_the_same_batch_is_not_refused_as_unrea
     from services.games import black_jack as bj
     from services.tables.actor import TableRules
     from services.tables.rules import CancelBet, OpenRound, OpenTable, PlaceBet
+    from tests.support import run_until_answered
 
     def sub(actor: str, cid: str, command: Any) -> Submission[Any]:
         return Submission(
@@ -250,12 +251,7 @@ async def test_a_debit_of_a_hand_dealt_in_the_same_batch_is_not_refused_as_unrea
     async def answer(actor: Actor[Any, Any], subs: list[Submission[Any]]) -> list[Any]:
         for s in subs:
             actor.submit_nowait(s)
-        task = asyncio.create_task(actor.run())
-        try:
-            await asyncio.wait_for(asyncio.gather(*(s.future for s in subs)), 10)
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await run_until_answered(actor, subs)
         return [s.future.result() for s in subs]
 
     cage = Actor(store, "cage", CageRules(10**9), publish=lambda _e: None)
