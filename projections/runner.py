@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
-import redis.exceptions
 import structlog
 
 from events.codec import fold_views
@@ -28,6 +27,7 @@ from projections.base import Projection
 from services.derived_keys import derive_key
 from services.store import keys
 from services.store.redis_store import EventStore
+from services.store.replication import STORE_UNAVAILABLE
 
 log = structlog.get_logger(__name__)
 
@@ -204,8 +204,9 @@ class ProjectionRunner:
                 ):
                     await self.save_checkpoint()
                     last_save = time.monotonic()
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as e:
-                log.warning("projection_tail_failed", error=str(e))  # Redis restarting
+            except STORE_UNAVAILABLE as e:
+                # Redis restarting, or a cluster failing over.
+                log.warning("projection_tail_failed", error=str(e))
                 await asyncio.sleep(0.2)
 
     async def _step(self, block_ms: int) -> None:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-import redis.exceptions
 import structlog
 
 from events.base import Event
@@ -39,6 +38,7 @@ from services.store.redis_store import (
     pack_result,
     unpack_result,
 )
+from services.store.replication import STORE_UNAVAILABLE, NotReplicated
 
 log = structlog.get_logger(__name__)
 
@@ -53,8 +53,16 @@ MAX_BATCH = 64
 """Commands one append may carry (group commit)."""
 MAX_ATTEMPTS = 8
 """Version conflicts one batch may meet before it fails as ``busy`` (retry the same id)."""
-STORE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-"""The store is unreachable or slow: the fate of an append is unknown."""
+STORE_ERRORS = STORE_UNAVAILABLE
+"""The store is unreachable, slow, failing over, or its replicas did not confirm an append:
+the fate of an append is unknown."""
+
+
+def _unavailable(error: BaseException) -> str:
+    """The message of an ``unavailable`` reply after a store fault."""
+    if isinstance(error, NotReplicated):
+        return str(error)  # "not confirmed on N replicas (...); retry the same id"
+    return "the event store is unreachable; retry the same command id"
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -192,11 +200,7 @@ class Actor(Generic[S, C]):
                 # retry with the same command id learns what happened.
                 self.stale = True
                 self._log.warning("store_unavailable", error=str(e))
-                self._fail(
-                    batch,
-                    "unavailable",
-                    "the event store is unreachable; retry the same command id",
-                )
+                self._fail(batch, "unavailable", _unavailable(e))
             except asyncio.CancelledError:
                 self._fail(
                     batch, "unavailable", "the server is shutting down; retry the same command id"
@@ -220,9 +224,7 @@ class Actor(Generic[S, C]):
             except STORE_ERRORS as e:
                 self.stale = True
                 self._log.warning("store_unavailable", error=str(e))
-                self._fail(
-                    [sub], "unavailable", "the event store is unreachable; retry the same id"
-                )
+                self._fail([sub], "unavailable", _unavailable(e))
             except asyncio.CancelledError:
                 self._fail(batch, "unavailable", "the server is shutting down; retry the same id")
                 raise

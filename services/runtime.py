@@ -104,7 +104,12 @@ class Runtime:
             url = self.embedded.url
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
         self.redis = await open_redis(url)
-        self.store = EventStore(self.redis, self.night.organization)
+        self.store = EventStore(
+            self.redis,
+            self.night.organization,
+            wait_replicas=s.wait_replicas,
+            wait_timeout_ms=s.wait_timeout_ms,
+        )
         self.revocations = Revocations(self.redis, self.night.organization)
         await self.revocations.load()
         self.tasks.append(asyncio.create_task(self.revocations.run(), name="revocations"))

@@ -6,6 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+MAX_WAIT_REPLICAS = 16
+"""Most replicas ``wait_replicas`` may ask for."""
+MAX_WAIT_TIMEOUT_MS = 60_000
+"""Longest ``wait_timeout_ms``: past a minute a command is answered ``unavailable`` anyway."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
@@ -20,6 +25,15 @@ class Settings:
     kept in the data directory)."""
     appendfsync: str = "always"
     """``CASINO_APPENDFSYNC``: the embedded Redis's fsync policy (always, everysec, no)."""
+    wait_replicas: int = 0
+    """``CASINO_WAIT_REPLICAS``: replicas of the Redis primary that must confirm each append
+    (Redis ``WAIT``) before its commands are acknowledged; fewer within
+    ``wait_timeout_ms`` and the commands get ``unavailable`` (retry the same id). 0: answer
+    as soon as the primary has written (and fsynced) it; a failover to a replica can then
+    lose what the replica had not received (docs/OPERATIONS.md, "Redis Cluster")."""
+    wait_timeout_ms: int = 1000
+    """``CASINO_WAIT_TIMEOUT_MS``: how long one append waits for its replicas (1 to
+    60,000 ms); keep it well below ``command_deadline_seconds``."""
     max_frame_bytes: int = 64 * 1024
     """Largest websocket message or HTTP command accepted; larger closes with 1009."""
     send_buffer_bytes: int = 1024 * 1024
@@ -58,6 +72,15 @@ class Settings:
             "appendfsync": env.get("CASINO_APPENDFSYNC", "always"),
             "log_format": env.get("CASINO_LOG_FORMAT", "json"),
         }
+        for name, field in (
+            ("CASINO_WAIT_REPLICAS", "wait_replicas"),
+            ("CASINO_WAIT_TIMEOUT_MS", "wait_timeout_ms"),
+        ):
+            if env.get(name):
+                try:
+                    values[field] = int(env[name])
+                except ValueError:
+                    raise ValueError(f"{name} must be a whole number") from None
         if env.get("CASINO_ANCHOR_KEY"):
             values["anchor_key"] = Path(env["CASINO_ANCHOR_KEY"])
         if "CASINO_DATA_DIR" in env:
@@ -66,4 +89,8 @@ class Settings:
         settings = cls(**values)  # type: ignore[arg-type]
         if settings.appendfsync not in ("always", "everysec", "no"):
             raise ValueError("CASINO_APPENDFSYNC must be always, everysec or no")
+        if not 0 <= settings.wait_replicas <= MAX_WAIT_REPLICAS:
+            raise ValueError(f"CASINO_WAIT_REPLICAS must be 0 to {MAX_WAIT_REPLICAS}")
+        if not 1 <= settings.wait_timeout_ms <= MAX_WAIT_TIMEOUT_MS:
+            raise ValueError(f"CASINO_WAIT_TIMEOUT_MS must be 1 to {MAX_WAIT_TIMEOUT_MS}")
         return settings

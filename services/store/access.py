@@ -21,6 +21,8 @@ SERVER_COMMANDS: tuple[str, ...] = (
     # when Redis answers NOSCRIPT. The commands they call are checked like any other.
     "evalsha",
     "script|load",
+    # WAIT after an append, with CASINO_WAIT_REPLICAS > 0: replicas must confirm it first.
+    "wait",
     # Hashes: meta, idempotency records, balances, purchaser vault.
     "hget",
     "hmget",

@@ -107,3 +107,10 @@ def revocations_channel(org: str) -> str:
     the organization, as JSON ``{"jti", "exp"}`` (the hash ``revoked(org)`` is the record:
     a message missed while disconnected is found there)."""
     return f"{_tag(org)}:revocations"
+
+
+def replication_barrier(org: str) -> str:
+    """Hash with one counter (``n``), bumped only to make a write whose ``WAIT`` confirms
+    that replicas hold everything the primary holds before a retry is answered from a stored
+    reply (``services.store.replication``, with ``wait_replicas`` > 0). Holds no fact."""
+    return f"{_tag(org)}:replication"

@@ -21,7 +21,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope
-from services.store import keys
+from services.store import keys, replication
 from services.store.writer import AppendWriter
 
 
@@ -246,11 +246,21 @@ def _s(value: Any) -> str:
 class EventStore:
     """The organization's event store on one Redis (or one Cluster slot, via ``{org}``)."""
 
-    def __init__(self, redis: RedisClient, org: str) -> None:
+    def __init__(
+        self, redis: RedisClient, org: str, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+    ) -> None:
+        """``wait_replicas`` > 0: an append is acknowledged only once that many replicas
+        confirmed it within ``wait_timeout_ms`` (``WAIT``), and a stored reply is handed out
+        only once they hold it; else the call fails with
+        :class:`~services.store.replication.NotReplicated` (``unavailable``)."""
         self.redis = redis
         self.org = org
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
         source = resources.files("services.store").joinpath("append.lua").read_text()
-        self.writer = AppendWriter(redis, source)
+        self.writer = AppendWriter(
+            redis, source, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms
+        )
         self._log = keys.log(org)
         # Reads of entries skip redis-py's reply parsing (a dict per entry, in Python): a
         # client on the same pool whose XRANGE replies stay raw lists, parsed here. (A
@@ -350,7 +360,8 @@ class EventStore:
         self, command_keys: Sequence[str], players: Sequence[str]
     ) -> tuple[list[bytes | None], dict[str, int]]:
         """In one round trip: stored results by idempotency key (None where new) and the
-        balances of ``players``."""
+        balances of ``players``. With ``wait_replicas``, a stored result is returned only
+        once that many replicas hold it (a second round trip, only when one was found)."""
         pipe = self.redis.pipeline(transaction=False)
         if command_keys:
             pipe.hmget(keys.commands(self.org), command_keys)
@@ -358,6 +369,15 @@ class EventStore:
             pipe.hmget(keys.balances(self.org), players)
         got: Any = await pipe.execute() if command_keys or players else []
         results: list[bytes | None] = list(got[0]) if command_keys else []
+        if self.wait_replicas and any(r is not None for r in results):
+            # A stored reply may be that of an append whose WAIT fell short: answer from it
+            # only once the replicas hold it too.
+            await replication.confirm_on_master(
+                self.redis,
+                keys.replication_barrier(self.org),
+                self.wait_replicas,
+                self.wait_timeout_ms,
+            )
         raw = got[-1] if players else []
         return results, {
             p: int(v) if v is not None else 0 for p, v in zip(players, raw, strict=True)

@@ -18,6 +18,8 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from redis.asyncio.cluster import RedisCluster
 
+from services.store import replication
+
 MAX_PIPELINE = 64
 """Script calls one pipeline may carry."""
 
@@ -27,7 +29,14 @@ Call = tuple[Sequence[str], Sequence[Any], "asyncio.Future[Any]"]
 class AppendWriter:
     """Runs the append script for every caller, pipelining the calls that are ready."""
 
-    def __init__(self, client: aioredis.Redis | RedisCluster, source: str) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis | RedisCluster,
+        source: str,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
         self.client = client
         self.source = source
         self.script = client.register_script(source)
@@ -37,6 +46,9 @@ class AppendWriter:
         """Direct script calls on their way (the writer takes the others)."""
         self.pipelines = hasattr(client, "connection_pool")
         """A cluster client refuses scripts in pipelines: there, every call goes direct."""
+        self.wait_replicas = wait_replicas
+        """Replicas that must confirm each call (``WAIT``) before it is answered; 0: none."""
+        self.wait_timeout_ms = wait_timeout_ms
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name="append-writer")
@@ -58,6 +70,8 @@ class AppendWriter:
         if self.task is None or not self.pipelines or (self.in_flight == 0 and self.queue.empty()):
             self.in_flight += 1
             try:
+                if self.wait_replicas:
+                    return await self._replicated(keys, args)
                 return await self.script(keys=keys, args=args)
             finally:
                 self.in_flight -= 1
@@ -106,8 +120,37 @@ class AppendWriter:
         pipe = self.client.pipeline(transaction=False)
         for keys, args, _fut in calls:
             pipe.evalsha(self.script.sha, len(keys), *keys, *args)
+        if self.wait_replicas:
+            # One WAIT at the end, on the pipeline's connection, covers all its calls.
+            wait = replication.wait_command(self.wait_replicas, self.wait_timeout_ms)
+            pipe.execute_command(*wait)
         results: list[Any] = await pipe.execute(raise_on_error=False)
+        if self.wait_replicas:
+            results = replication.unconfirmed(results[:-1], results[-1], self.wait_replicas)
         return results
+
+    async def _replicated(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """One call and its WAIT on one connection (of the slot's master on a cluster)."""
+        if isinstance(self.client, RedisCluster):
+            command = ("EVALSHA", self.script.sha, len(keys), *keys, *args)
+            [reply] = await replication.call_on_master(
+                self.client,
+                keys[0],
+                [command],
+                self.wait_replicas,
+                self.wait_timeout_ms,
+                source=self.source,
+            )
+            return reply
+        return await replication.call_single(
+            self.client,
+            self.script.sha,
+            self.source,
+            keys,
+            args,
+            self.wait_replicas,
+            self.wait_timeout_ms,
+        )
 
 
 def _fail(calls: list[Call], error: BaseException) -> None:
