@@ -43,6 +43,7 @@ from events.codec import decode
 from events.envelope import expected_hash
 from services.store import keys
 from services.store.redis_store import EventStore, Head
+from services.store.replication import STORE_UNAVAILABLE
 from services.store.verify import LOG, ChainBreak, ChainReport, proven
 
 log = structlog.get_logger(__name__)
@@ -594,6 +595,13 @@ class Anchor:
             and dict(previous.streams) == heads
             and previous.log_id == log_id
         ):
+            return None
+        try:
+            # With wait_replicas, sign only what the replicas hold too: a failover must not
+            # lose a signed event (the next start would refuse the store).
+            await self.store.confirm_replicated()
+        except STORE_UNAVAILABLE as e:
+            log.warning("anchor_not_confirmed", error=str(e))
             return None
         self.counter += 1
         checkpoint = Checkpoint(

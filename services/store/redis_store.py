@@ -310,6 +310,18 @@ class EventStore:
             return InsufficientFunds(index=int(reply[1]) - 1, player=_s(reply[2]))
         raise RuntimeError(f"append script replied {reply!r}")
 
+    async def confirm_replicated(self) -> None:
+        """With ``wait_replicas``: return once that many replicas hold everything the
+        primary holds now, else raise :class:`~services.store.replication.NotReplicated`;
+        without, return at once."""
+        if self.wait_replicas:
+            await replication.confirm_on_master(
+                self.redis,
+                keys.replication_barrier(self.org),
+                self.wait_replicas,
+                self.wait_timeout_ms,
+            )
+
     async def read_raw(
         self, stream: str, since: int = 0, limit: int | None = None
     ) -> list[tuple[str, bytes, str | None]]:
@@ -369,15 +381,10 @@ class EventStore:
             pipe.hmget(keys.balances(self.org), players)
         got: Any = await pipe.execute() if command_keys or players else []
         results: list[bytes | None] = list(got[0]) if command_keys else []
-        if self.wait_replicas and any(r is not None for r in results):
+        if any(r is not None for r in results):
             # A stored reply may be that of an append whose WAIT fell short: answer from it
             # only once the replicas hold it too.
-            await replication.confirm_on_master(
-                self.redis,
-                keys.replication_barrier(self.org),
-                self.wait_replicas,
-                self.wait_timeout_ms,
-            )
+            await self.confirm_replicated()
         raw = got[-1] if players else []
         return results, {
             p: int(v) if v is not None else 0 for p, v in zip(players, raw, strict=True)

@@ -257,7 +257,12 @@ async def test_a_command_not_confirmed_by_the_replica_is_unavailable_then_its_re
             # Its retry finds it applied, but the replica still lacks it: unavailable again.
             again = await cashier.send(buy)
             assert again["error"]["code"] == "unavailable", again
+            # Nor is it signed outside Redis: a failover now would lose it.
+            unconfirmed_log = await server.runtime.store.log_head()
+            assert await server.runtime.anchor.sign("interval", force=True) is None
         await until_ok(cashier, buy)
+        signed = await server.runtime.anchor.sign("interval", force=True)
+        assert signed is not None and signed.log_id == unconfirmed_log
         assert await server.runtime.store.balance("p-1") == 350  # applied once
         issued = [e for e in await server.runtime.store.read_all("cage") if e.type == "ChipsIssued"]
         assert Counter(e.causation for e in issued)["buy-while-cut-off"] == 1
