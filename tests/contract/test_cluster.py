@@ -83,8 +83,9 @@ async def test_an_acl_user_with_the_cluster_rules_plays_a_round(cluster: Cluster
     user = await acl_user(admins[0], org, cluster=True)
     for admin in admins[1:]:
         await acl_user(admin, org, cluster=True, same_as=user)
-    # Through the last node: the client learns the others and logs in to each as this user.
-    server = await start_server(user.url(cluster.ports[-1]), night_doc(org))
+    # Through the last node: the client learns the others and logs in to each as this user
+    # (and WAITs for the replica of its master: the rules allow it).
+    server = await start_server(user.url(cluster.ports[-1]), night_doc(org), wait_replicas=1)
     try:
         assert type(server.runtime.redis).__name__ == "RedisCluster"
         cashier = await server.connect(token("cashier"))

@@ -133,6 +133,9 @@ async def test_organizations_spread_over_the_masters_and_each_appends_and_verifi
     by_master = orgs_on_every_master(cluster, "spread")
     slots = {cluster.keyslot(keys.log(org)) for org in by_master.values()}
     assert len(by_master) == 3 and len(slots) == 3
+    for port in by_master:
+        # Each master forgets the append script: the first call loads it there again.
+        cluster.node(port).client().script_flush()
     async with cluster_client(cluster) as client:
         for port, org in by_master.items():
             # Every key of the organization is on its slot's master.
@@ -208,7 +211,9 @@ async def test_wait_on_a_single_redis_covers_direct_and_pipelined_appends(
     unguarded = EventStore(client, org)
     store.writer.start()
     try:
-        # Direct calls, then calls that share pipelines: all confirmed by the replica.
+        # Direct calls (the first after Redis forgot its scripts), then calls that share
+        # pipelines: all confirmed by the replica.
+        await client.script_flush()
         assert all(isinstance(o, Appended) for o in await append_n(store, "cage", 3, "d"))
         store.writer.in_flight += 1  # as if another append were on its way: all pipelined
         streams = [f"table:t-{i}" for i in range(8)]
@@ -289,6 +294,29 @@ async def _rejoin(cluster: Cluster, node: Node) -> None:
     await asyncio.to_thread(cluster.wait_healthy)
 
 
+async def test_a_manual_failover_is_followed_without_a_refusal(cluster: Cluster) -> None:
+    """A replica promoted while its master lives (maintenance): the master answers MOVED,
+    the client follows it to the new master, and WAIT is confirmed by the old one, now
+    its replica."""
+    master = cluster.master_of(keys.log(f"moved-{next(_names)}"))
+    replica = cluster.replica_of(master)
+    org = org_on(cluster, master, "moved")
+    async with cluster_client(cluster) as client:
+        store = EventStore(client, org, wait_replicas=1, wait_timeout_ms=2000)
+        assert all(isinstance(o, Appended) for o in await append_n(store, "cage", 2, "a"))
+        head = await store.head("cage")
+        replica.client().execute_command("CLUSTER", "FAILOVER")
+        await _promoted(replica)
+        await asyncio.to_thread(cluster.wait_healthy)
+        assert cluster.master_of(keys.log(org)) is replica
+        # The client still takes the old master for the slot's (nothing read since): the
+        # append meets MOVED there and runs on the new master.
+        [env] = chain([ChipsIssued(player="p", amount=3)], "cage", head)
+        assert isinstance(await store.append("cage", head, [write("b", [env])]), Appended)
+        assert (await store.head("cage")).version == 3
+        assert all(r.ok for r in await verify_all(store))
+
+
 async def test_without_wait_a_failover_can_lose_an_acknowledged_append(
     cluster: Cluster,
 ) -> None:
@@ -329,6 +357,7 @@ async def test_a_master_killed_under_load_with_wait_loses_no_acknowledged_comman
     codes: Counter[str] = Counter()
     per_writer = 30
     killed = asyncio.Event()
+    unreplicated = asyncio.Event()
 
     async def writer(player: str) -> None:
         cashier = await server.connect(token("cashier"))
@@ -341,6 +370,8 @@ async def test_a_master_killed_under_load_with_wait_loses_no_acknowledged_comman
                     acknowledged[buy["id"]] = reply["result"]
                     break
                 codes[reply["error"]["code"]] += 1
+                if reply["error"]["message"].startswith("not confirmed on 1 replica "):
+                    unreplicated.set()
                 assert time.monotonic() < deadline, f"{buy['id']} never went through"
                 await asyncio.sleep(0.05)
             if i == per_writer // 3:
@@ -350,8 +381,9 @@ async def test_a_master_killed_under_load_with_wait_loses_no_acknowledged_comman
         await killed.wait()
         master.kill9()
         await _promoted(replica)
-        # With one replica per master and WAIT 1, nothing is acknowledged until the old
-        # master is back as the new one's replica.
+        # With one replica per master and WAIT 1, nothing is acknowledged by the new master
+        # alone: its appends are not confirmed until the old one is back as its replica.
+        await asyncio.wait_for(unreplicated.wait(), 30)
         await _rejoin(cluster, master)
 
     try:
