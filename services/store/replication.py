@@ -64,6 +64,7 @@ class NotReplicated(redis.exceptions.ConnectionError):
 
 
 def wait_command(replicas: int, timeout_ms: int) -> tuple[Any, ...]:
+    """The ``WAIT`` that follows an append: ``replicas`` confirmations, ``timeout_ms`` at most."""
     return ("WAIT", replicas, timeout_ms)
 
 
