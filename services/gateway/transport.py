@@ -135,7 +135,11 @@ class Subscription:
                 return False
             pos = _log_position(env.log_id)
             return bool(pos > self.position)
-        return bool(env.seq > self.position)
+        # Only the next seq: a stream's events reach this process from its actor and from
+        # the org log's tail (services.runtime), and one that comes early (an actor that
+        # took the stream while the tail still brings its earlier events) waits for the
+        # tail, which brings every event in order.
+        return bool(env.seq == self.position + 1)
 
     def deliver(self, env: Envelope) -> None:
         if self.buffering:
@@ -457,7 +461,8 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     else:
         position = since_seq(since_raw)
     if stream in client.subs:
-        head = _head(runtime, stream) if stream != LOG else None
+        # The head this process knows (a stream another process runs: as last read here).
+        head = runtime.supervisor.actors[stream].head.version if stream != LOG else None
         result: dict[str, Any] = {"head": head, "already": True}
         client.reply(dumps({"re": request_id(msg), "ok": True, "result": result}))
         return None
@@ -470,12 +475,16 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     if raffle is not None:
         # The raffle as the projection has it (it may trail ``head`` by moments).
         result["view"] = runtime.raffles.view(raffle)
+    # Read with the catch-up when another process runs the stream (Runtime.head).
     result["head"] = _head(runtime, stream) if stream != LOG else None
     sub.reply = (request_id(msg), result)
     return sub
 
 
-def _head(runtime: Runtime, stream: str) -> int:
+def _head(runtime: Runtime, stream: str) -> int | None:
+    """The head of a stream this process runs; None when another process runs it."""
+    if not runtime.cluster.owns(stream):
+        return None
     return runtime.supervisor.actors[stream].head.version
 
 
@@ -500,6 +509,8 @@ async def _catch_up(client: Client, sub: Subscription) -> None:
         try:
             if stream == LOG:
                 result["head"] = await runtime.store.log_head()
+            elif result.get("head") is None:
+                result["head"] = await runtime.head(stream)
         finally:
             # Every subscribe gets its reply, also one unsubscribed (cancelled) while the
             # log's head was read: ``head`` is then null.

@@ -107,3 +107,30 @@ def revocations_channel(org: str) -> str:
     the organization, as JSON ``{"jti", "exp"}`` (the hash ``revoked(org)`` is the record:
     a message missed while disconnected is found there)."""
     return f"{_tag(org)}:revocations"
+
+
+# Several server processes for one organization (``services.cluster``).
+
+
+def members(org: str) -> str:
+    """Hash node id -> the Redis time (ms) its membership expires: the live server
+    processes of the organization, each refreshing its own entry (``services.cluster``)."""
+    return f"{_tag(org)}:members"
+
+
+def fences(org: str) -> str:
+    """Hash lease name (an aggregate stream, or ``projections``) -> the last fencing token
+    handed out for it; every acquisition takes the next one (``HINCRBY``)."""
+    return f"{_tag(org)}:fences"
+
+
+def lease(org: str, name: str) -> str:
+    """The lease of one aggregate stream (or ``projections``): ``<node>|<incarnation>|<token>``
+    with a PX expiry. Only its holder may append to the stream (the append script checks)."""
+    return f"{_tag(org)}:lease:{name}"
+
+
+def inbox(org: str, node: str) -> str:
+    """A server process's inbox stream: commands forwarded to it by the other processes,
+    and the replies to the commands it forwarded (trimmed with ``MAXLEN ~``)."""
+    return f"{_tag(org)}:inbox:{node}"
