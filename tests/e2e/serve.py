@@ -142,6 +142,7 @@ class ServeProcess:
         *,
         secret: bytes = SECRET,
         redis_url: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -151,6 +152,8 @@ class ServeProcess:
         self.secret = secret
         self.redis_url = redis_url
         """``REDIS_URL`` for the server and the other commands; None: the embedded Redis."""
+        self.extra_env = dict(env or {})
+        """More environment for the server and the other commands (lease settings, say)."""
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -167,6 +170,7 @@ class ServeProcess:
         env["CASINO_LOG_FORMAT"] = "json"
         if self.redis_url is not None:
             env["REDIS_URL"] = self.redis_url
+        env.update(self.extra_env)
         return env
 
     @property
