@@ -88,6 +88,8 @@ class Inbox:
         self.key = keys.inbox(org, node)
         self.pending: dict[str, asyncio.Future[Reply]] = {}
         """Requests sent and not answered yet, by request id."""
+        self.targets: dict[str, str] = {}
+        """The node each pending request was sent to."""
         self.submit: LocalSubmit | None = None
         """The normal command path (wired by the gateway); without it a request is answered
         ``unavailable``."""
@@ -115,7 +117,13 @@ class Inbox:
         request = f"{self.node}/{next(self._ids)}"
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.pending[request] = future
-        future.add_done_callback(lambda _f: self.pending.pop(request, None))
+        self.targets[request] = node
+
+        def forget(_f: asyncio.Future[Reply]) -> None:
+            self.pending.pop(request, None)
+            self.targets.pop(request, None)
+
+        future.add_done_callback(forget)
         try:
             body = msgpack.packb(
                 {
@@ -201,6 +209,17 @@ class Inbox:
     def _reply(self, sender: str, request: Any, reply: Reply) -> None:
         body = msgpack.packb({"r": request, "reply": reply}, use_bin_type=True)
         self._spawn(self._send(sender, REPLY, body, None))
+
+    def abandon(self, live: set[str], reply: Reply) -> int:
+        """Answer ``reply`` to every pending request sent to a node no longer live (it
+        died with the request: the request's fate is unknown, so the client retries the
+        same id); how many."""
+        gone = [r for r, node in self.targets.items() if node not in live]
+        for request in gone:
+            future = self.pending.get(request)
+            if future is not None and not future.done():
+                future.set_result(reply)
+        return len(gone)
 
     def fail_pending(self) -> None:
         for future in list(self.pending.values()):

@@ -43,6 +43,9 @@ HANDOFFS_PER_TICK = 4
 few ticks, the tables stay responsive meanwhile)."""
 STREAMS_EVERY_TICKS = 5
 """How often (in ticks) the store's stream set is read for raffles set up elsewhere."""
+OWNER_GONE = (
+    "the server process that owns this stream stopped while it had this command; retry the same id"
+)
 DRAIN_POLL_SECONDS = 0.005
 """How often a hand-off looks whether the stream's actor finished what it had in hand."""
 _STORE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
@@ -309,7 +312,10 @@ class ClusterNode:
     async def _run_where_owned(
         self, stream: str, who: Principal, msg: dict[str, Any], hops: int
     ) -> Reply:
-        for attempt in range(3):
+        # Within the command's deadline: a lease held by a node that is no longer live
+        # expires within ``lease_seconds``; then this node (or its new owner) takes it.
+        tries = 3 + int(2 * self.settings.lease_seconds / self.settings.lease_renew_seconds)
+        for attempt in range(tries):
             if stream in self.active:
                 return await self._local(who, msg, hops)
             holder = self.owners.get(stream) if attempt == 0 else None
@@ -328,6 +334,10 @@ class ClusterNode:
                     await asyncio.shield(pending)
                 elif stream not in self.active:
                     await asyncio.sleep(0.01)
+                continue
+            if holder.node not in self.live:
+                # Its holder died: wait for the lease to expire and be taken.
+                await asyncio.sleep(self.settings.lease_renew_seconds / 2)
                 continue
             if hops >= self.settings.forward_hops:
                 return _unavailable(MOVED)
@@ -357,6 +367,9 @@ class ClusterNode:
         self._ticks += 1
         self.live = await self.leases.heartbeat(self.lease_ms)
         self._seen = {n: self._seen.get(n, 0) + 1 for n in self.live}
+        # A request sent to a node that died will not be answered: say so now rather than
+        # at the deadline (the client retries the same id, which finds the new owner).
+        self.inbox.abandon(set(self.live), _unavailable(OWNER_GONE))
         held = list(self.active.items())
         if self.projections is not None:
             held.append((PROJECTIONS, self.projections))
