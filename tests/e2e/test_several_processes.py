@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
@@ -28,7 +29,7 @@ from services.cluster.identity import default_node_id
 from services.cluster.leases import parse_holder
 from services.cluster.placement import preferred
 from services.store import keys
-from services.store.embedded import EmbeddedRedis
+from services.store.embedded import EmbeddedRedis, free_port
 from tests.e2e.serve import EXE, ServeProcess, night_toml, random_bet
 from tests.support import WsClient
 
@@ -44,7 +45,7 @@ CONFIG = {"offered": ["red", "black", "odd", "even", "straight"], "max_inside": 
           "max_outside": 200, "min_bet": 25}  # fmt: skip
 STREAMS = ["license", "cage", *(f"table:{t}" for t in TABLE_IDS)]
 
-Nodes = Callable[[int], Awaitable[list[ServeProcess]]]
+Nodes = Callable[..., Awaitable[list[ServeProcess]]]
 
 
 def node_id(server: ServeProcess) -> str:
@@ -66,7 +67,7 @@ async def nodes(tmp_path: Path, redis_server: EmbeddedRedis, org: str) -> AsyncI
     started: list[ServeProcess] = []
     text = night_toml(org, TABLES, PLAYERS)
 
-    async def factory(n: int) -> list[ServeProcess]:
+    async def factory(n: int, **kw: Any) -> list[ServeProcess]:
         out = []
         for _ in range(n):
             server = ServeProcess(
@@ -74,6 +75,7 @@ async def nodes(tmp_path: Path, redis_server: EmbeddedRedis, org: str) -> AsyncI
                 text,
                 redis_url=redis_server.url,
                 env=LEASE_ENV,
+                **kw,
             )
             started.append(server)
             await server.start()
@@ -375,6 +377,15 @@ async def test_kill_9_of_one_of_three_under_load_loses_nothing_and_every_round_g
         # Its streams move to the others within a few seconds.
         moved = await placed(admin, org, survivors)
         assert victim_id not in moved.values()
+        # The projections run on: one survivor holds their lease (a standby took it if
+        # the victim had it).
+        survivor_ids = {node_id(s) for s in survivors}
+        for _ in range(200):
+            holder = parse_holder(await admin.get(keys.lease(org, "projections")))
+            if holder is not None and holder.node in survivor_ids:
+                break
+            await asyncio.sleep(0.05)
+        assert holder is not None and holder.node in survivor_ids
         # Every table goes on: rounds are opened and settled after the kill.
         for _ in range(600):
             if all(len(rounds[t]) >= before[t] + 2 for t in TABLE_IDS):
@@ -463,3 +474,43 @@ async def test_a_process_stopped_past_its_lease_cannot_write_when_it_resumes(
     said = paused.stderr_text() + paused.out_path().read_text(errors="replace")
     assert "append_fenced" in said or "lease_lost" in said
     await verified(other)
+
+
+async def test_processes_share_one_port_and_one_data_directory_serves_one_process(
+    nodes: Nodes, admin: aioredis.Redis, org: str, redis_server: EmbeddedRedis
+) -> None:
+    port = free_port()
+    servers = await nodes(2, args=["--reuse-port"], port=port)
+    await placed(admin, org, servers)
+    # Connections to the one port reach both processes; each answers every command.
+    for _ in range(40):
+        client = await servers[0].connect(servers[0].token("cashier"))
+        reply = await client.cmd("buy_chips", player="p-1", amount=1)
+        assert reply["ok"], reply
+        await client.close()
+    # /metrics, on the same port, comes from either: the owner of the cage forwarded
+    # nothing, the other forwarded the buys it took.
+    forwarded = {await metric(servers[0], "casino_forwarded_commands_total") for _ in range(40)}
+    assert 0.0 in forwarded and max(forwarded) > 0, forwarded
+    assert len(forwarded) == 2
+    # A second serve on a data directory in use exits 2 and says why.
+    twin = ServeProcess(servers[0].workdir, servers[0].night.read_text(),
+                        redis_url=redis_server.url, env=LEASE_ENV)  # fmt: skip
+    assert await twin.run_until_exit() == 2
+    assert "another casino-night serve uses the data directory" in twin.stderr_text()
+    assert servers[0].running
+
+
+async def metric(server: ServeProcess, name: str) -> float:
+    """A figure of ``/metrics``, on a new connection (with ``--reuse-port``, whichever
+    process the kernel gives it to)."""
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get(server.base + "/metrics") as r,
+    ):
+        text = await r.text()
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} in /metrics")
