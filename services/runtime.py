@@ -202,12 +202,15 @@ class Runtime:
         touched: set[str] = set()
         decoded: list[Envelope] = []
         for log_id, raw in page:
-            stream, seq = stream_and_seq(raw)
-            touched.add(stream)
             env = None
-            if broker.subscribers(stream) and not tail_skips(self.cluster, stream, seq):
-                env = decode(raw, log_id)
-                broker.publish([env])
+            try:
+                stream, seq = stream_and_seq(raw)
+                touched.add(stream)
+                if broker.subscribers(stream) and not tail_skips(self.cluster, stream, seq):
+                    env = decode(raw, log_id)
+                    broker.publish([env])
+            except Exception:  # one entry that cannot be read must not stop the tail
+                log.exception("log_entry_not_published", log_id=log_id)
             if log_listeners:
                 decoded.append(env if env is not None else decode(raw, log_id))
         for stream in touched:
@@ -293,6 +296,7 @@ class Runtime:
             log.exception("anchor_not_written", path=str(self.anchor.files.latest))
 
     async def stop(self) -> None:
+        await self.cluster.halt()
         await self.supervisor.stop()
         await self.store.writer.stop()
         await cancel_and_wait(self.tasks)

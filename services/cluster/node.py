@@ -93,6 +93,8 @@ class ClusterNode:
         self.projections: str | None = None
         """The projections' lease value while this process holds it."""
         self._activating: dict[str, asyncio.Future[bool]] = {}
+        self._releasing: dict[str, asyncio.Future[bool]] = {}
+        self._loops: list[asyncio.Task[Any]] = []
         self._free: dict[str, int] = {}
         self._seen: dict[str, int] = {}
         self._ticks = 0
@@ -127,10 +129,19 @@ class ClusterNode:
     def run_tasks(self) -> list[asyncio.Task[Any]]:
         """The node's loops (the caller cancels them at shutdown)."""
         loop = asyncio.get_running_loop()
-        return [
+        self._loops = [
             loop.create_task(self._ticker(), name="cluster-ticker"),
             loop.create_task(self.inbox.run(), name="cluster-inbox"),
         ]
+        return list(self._loops)
+
+    async def halt(self) -> None:
+        """Stop placing and taking streams (the first step of a shutdown): the ticker,
+        the inbox and whatever they started."""
+        for task in [*self._loops, *self._tasks]:
+            task.cancel()
+        await asyncio.gather(*self._loops, *self._tasks, return_exceptions=True)
+        self._loops = []
 
     async def leave(self) -> None:
         """A clean shutdown, once the actors stopped: release every lease still held and
@@ -215,6 +226,15 @@ class ClusterNode:
         value = self.active.pop(stream, None)
         if value is None:
             return
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._releasing[stream] = done
+        try:
+            await self._drain(stream, value, release=release)
+        finally:
+            self._releasing.pop(stream, None)
+            done.set_result(True)
+
+    async def _drain(self, stream: str, value: str, *, release: bool) -> None:
         self.direct_from.pop(stream, None)
         self.metrics.leases.set(len(self.active))
         actor = self.supervisor.actors.get(stream)
@@ -301,6 +321,10 @@ class ClusterNode:
     ) -> None:
         try:
             reply = await self._run_where_owned(stream, who, msg, hops)
+        except asyncio.CancelledError:
+            if not future.done():
+                future.set_result(_unavailable("the server is shutting down; retry the same id"))
+            raise
         except _STORE_ERRORS:
             reply = _unavailable("the event store is unreachable; retry the same command id")
         except Exception:
@@ -323,15 +347,20 @@ class ClusterNode:
                 holder = await self.leases.holder(stream)
                 self.owners[stream] = holder
             if self._takeable(holder):
-                if await self._take(stream):
-                    return await self._local(who, msg, hops)
-                continue
+                want = preferred(self.live, stream)
+                if want in (None, self.node) or hops + 1 >= self.settings.forward_hops:
+                    if await self._take(stream):
+                        return await self._local(who, msg, hops)
+                    continue
+                # A free stream another live node prefers: it takes it on this command
+                # (were this node to take it, the next tick would hand it over again).
+                return await self.inbox.forward(want, who, msg, hops + 1)
             assert holder is not None
             if holder.node == self.node:
-                # This incarnation holds it: it is being taken right now.
-                pending = self._activating.get(stream)
-                if pending is not None:
-                    await asyncio.shield(pending)
+                # This incarnation holds it: it is being taken, or handed over, right now.
+                busy = self._activating.get(stream) or self._releasing.get(stream)
+                if busy is not None:
+                    await asyncio.shield(busy)
                 elif stream not in self.active:
                     await asyncio.sleep(0.01)
                 continue

@@ -24,6 +24,7 @@ from events.envelope import Envelope
 from services.actor import Reply, error_reply
 from services.aggregates import raffle_of, raffle_stream
 from services.broker import LOG
+from services.cluster.tail import InOrder
 from services.gateway.auth import AuthError, Principal, may_read, may_read_sheet, verify
 from services.gateway.commands import dispatch, submit_command
 from services.gateway.protocol import (
@@ -129,17 +130,31 @@ class Subscription:
     reply: tuple[Any, dict[str, Any]] = (None, {})
     """The ``re`` and result of the subscribe's reply, sent as its catch-up starts."""
 
+    order: InOrder | None = None
+    """An aggregate stream's events in seq order (``services.cluster.tail``: they reach
+    this process from its actor and from the org log's tail); None for the log."""
+
     def _newer(self, env: Envelope) -> bool:
+        assert self.stream == LOG
+        if env.log_id is None:
+            return False
+        pos = _log_position(env.log_id)
+        return bool(pos > self.position)
+
+    def _due(self, env: Envelope) -> list[Envelope]:
+        """What to send now that ``env`` came: itself, and those it was the gap before."""
         if self.stream == LOG:
-            if env.log_id is None:
-                return False
-            pos = _log_position(env.log_id)
-            return bool(pos > self.position)
-        # Only the next seq: a stream's events reach this process from its actor and from
-        # the org log's tail (services.runtime), and one that comes early (an actor that
-        # took the stream while the tail still brings its earlier events) waits for the
-        # tail, which brings every event in order.
-        return bool(env.seq == self.position + 1)
+            if not self._newer(env):
+                return []
+            self.position = _log_position(env.log_id or "0-0")
+            return [env]
+        if self.order is None:
+            self.order = InOrder(self.position)
+        due: list[Envelope] = self.order.offer(env.seq, env)
+        self.position = self.order.position
+        if len(self.order.ahead) > CATCH_UP_BACKLOG:
+            self.client.drop("fell behind while its stream changed owner")
+        return due
 
     def deliver(self, env: Envelope) -> None:
         if self.buffering:
@@ -148,18 +163,14 @@ class Subscription:
             self.pending.append(env)
             if len(self.pending) > CATCH_UP_BACKLOG:
                 self.client.drop("fell behind while catching up")
-        elif self._newer(env):
-            self.position = self._position_of(env)
-            self.client.push(self.client.frames.frame(env))
-
-    def _position_of(self, env: Envelope) -> Any:
-        return _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
+            return
+        for due in self._due(env):
+            self.client.push(self.client.frames.frame(due))
 
     async def catch_up(self, env: Envelope) -> None:
         """Send a stored event, waiting while the client's buffer is full."""
-        if self._newer(env):
-            self.position = self._position_of(env)
-            await self.client.push_when_drained(self.client.frames.stored_frame(env))
+        for due in self._due(env):
+            await self.client.push_when_drained(self.client.frames.stored_frame(due))
 
 
 class FrameTransport(Protocol):
