@@ -155,7 +155,13 @@ class Runtime:
             metrics=self.metrics,
         )
         self.cluster.inbox.submit = self.submit_local
-        await self.cluster.start()
+        try:
+            await self.cluster.start()
+        except Exception:
+            # Leave at once (a refused opening, say): the leases taken so far go too.
+            await self.supervisor.stop()
+            await self.cluster.leave()
+            raise
         self.tasks += self.cluster.run_tasks()
         await self._start_anchor()
         self.runner = ProjectionRunner(

@@ -185,6 +185,15 @@ async def test_a_command_sent_to_the_non_owner_is_forwarded_applied_once_and_fan
     conflict = await cashier.send({"op": "buy_chips", "id": "buy-once", "player": "p-1",
                                    "amount": 301})  # fmt: skip
     assert conflict["error"]["code"] == "conflict"
+    # Each forwarded command got exactly one reply.
+    for reply in buys:
+        assert cashier.arrivals.count(("re", reply["re"])) == 1
+    assert cashier.arrivals.count(("re", "buy-once")) == 3  # sent three times
+    # Bad input is answered where it arrives, and is not forwarded.
+    forwarded = await metric(other, "casino_forwarded_commands_total")
+    bad = await cashier.cmd("buy_chips", player="p-1", amount=-5)
+    assert bad["error"]["code"] == "bad_request", bad
+    assert await metric(other, "casino_forwarded_commands_total") == forwarded
     cage = await stream_events(other, "cage")
     assert [e["causation"] for e in cage].count("buy-once") == 1
     assert await admin.hexists(keys.commands(org), "cashier:cashier/buy-once")
@@ -229,6 +238,15 @@ async def test_a_command_sent_to_the_non_owner_is_forwarded_applied_once_and_fan
     assert view == owners_view
     applied_once(events, {f"{table}-{r}-{p}" for r in range(3) for p in PLAYERS})
     await verified(reader)
+    # A clean stop leaves the members and releases its leases at once: the other process
+    # takes its streams without waiting for them to expire.
+    gone = node_id(owner)
+    assert await owner.terminate() == 0
+    assert await admin.hget(keys.members(org), gone) is None
+    assert gone not in (await holders(admin, org)).values()
+    await placed(admin, org, [reader])
+    again = await cashier.cmd("buy_chips", player="p-2", amount=1)
+    assert again["ok"], again
 
 
 class Seat:
