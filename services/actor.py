@@ -161,9 +161,9 @@ class Actor(Generic[S, C]):
         """The stream's lease value this process holds (``services.cluster``), sent with
         every append; '' for no lease (allowed only while the stream has none)."""
         self.on_fenced: Callable[[list[Submission[C]]], None] | None = None
-        """Called with every unanswered submission (the batch, then what was queued) when
-        an append is fenced, and takes them over (each still gets exactly one reply): the
-        actor has stopped, and nothing of them was applied."""
+        """Called once, when an append is fenced, with every unanswered submission (the
+        batch's and the queued ones), and takes them over (each still gets exactly one
+        reply): the actor has stopped, and nothing of them was applied."""
         self.fenced = False
 
     async def load(self) -> None:
@@ -198,8 +198,8 @@ class Actor(Generic[S, C]):
             await self._run()
         finally:
             queued = self.mailbox.take(self.mailbox.qsize())
-            if self.fenced and self.on_fenced is not None:
-                self.on_fenced([s for s in queued if not s.future.done()])
+            if self.fenced:
+                self._fail(queued, "unavailable", MOVED)
             else:
                 self._fail(queued, "unavailable", "the server is shutting down; retry the same id")
 
@@ -247,7 +247,8 @@ class Actor(Generic[S, C]):
         self.fenced = True
         self.stale = True
         self._log.warning("append_fenced", holder=error.holder, commands=len(batch))
-        unanswered = [s for s in batch if not s.future.done()]
+        queued = self.mailbox.take(self.mailbox.qsize())
+        unanswered = [s for s in (*batch, *queued) if not s.future.done()]
         if self.on_fenced is not None:
             self.on_fenced(unanswered)
         else:
