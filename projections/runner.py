@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import hmac
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -89,6 +89,7 @@ class ProjectionRunner:
         on_entries: Callable[[Sequence[tuple[str, bytes]]], None] | None = None,
         mac_key: bytes | None = None,
         on_rejected: Callable[[str], None] | None = None,
+        saver: Callable[[str, bytes], Awaitable[bool]] | None = None,
     ) -> None:
         self.store = store
         self.projections = list(projections)
@@ -105,6 +106,10 @@ class ProjectionRunner:
         self.on_rejected = on_rejected
         """Called with the reason when a checkpoint is discarded for its MAC."""
         self.loaded = False
+        self.saver = saver
+        """Writes the checkpoint (key, value) instead of a plain ``SET`` and says whether it
+        did: with several server processes, only the holder of the projections' lease
+        saves (``services.cluster``); the others fold the same log as a hot standby."""
 
     def _mac(self, body: bytes) -> bytes:
         assert self.mac_key is not None
@@ -170,7 +175,11 @@ class ProjectionRunner:
         }
         body: bytes = msgpack.packb(value, use_bin_type=True)
         sealed = msgpack.packb({"body": body, "mac": self._mac(body)}, use_bin_type=True)
-        await self.store.redis.set(self._key, sealed)
+        if self.saver is not None:
+            if not await self.saver(self._key, sealed):
+                return
+        else:
+            await self.store.redis.set(self._key, sealed)
         self.saved_id = self.last_id
 
     async def catch_up(self) -> int:

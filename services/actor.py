@@ -32,6 +32,7 @@ from services.store.redis_store import (
     CommandWrite,
     DuplicateCommand,
     EventStore,
+    Fenced,
     Head,
     InsufficientFunds,
     VersionConflict,
@@ -63,6 +64,20 @@ def _unavailable(error: BaseException) -> str:
     if isinstance(error, NotReplicated):
         return str(error)  # "not confirmed on N replicas (...); retry the same id"
     return "the event store is unreachable; retry the same command id"
+
+
+MOVED = "ownership of this stream moved to another server process; retry the same id"
+"""The ``unavailable`` message of a command whose stream changed owner before it was
+applied (nothing of it was)."""
+
+
+class FencedOut(Exception):
+    """The append script refused the actor's append: its lease is no longer the stream's
+    (another process owns the stream now). Nothing of the batch was written."""
+
+    def __init__(self, holder: str) -> None:
+        super().__init__(holder)
+        self.holder = holder
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -152,6 +167,14 @@ class Actor(Generic[S, C]):
         self.idle = False
         """True while the actor waits for its next command (nothing in hand)."""
         self._log = log.bind(stream=stream)
+        self.lease = ""
+        """The stream's lease value this process holds (``services.cluster``), sent with
+        every append; '' for no lease (allowed only while the stream has none)."""
+        self.on_fenced: Callable[[list[Submission[C]]], None] | None = None
+        """Called once, when an append is fenced, with every unanswered submission (the
+        batch's and the queued ones), and takes them over (each still gets exactly one
+        reply): the actor has stopped, and nothing of them was applied."""
+        self.fenced = False
 
     async def load(self) -> None:
         """Fold every event not yet folded (all of them at start)."""
@@ -185,7 +208,10 @@ class Actor(Generic[S, C]):
             await self._run()
         finally:
             queued = self.mailbox.take(self.mailbox.qsize())
-            self._fail(queued, "unavailable", "the server is shutting down; retry the same id")
+            if self.fenced:
+                self._fail(queued, "unavailable", MOVED)
+            else:
+                self._fail(queued, "unavailable", "the server is shutting down; retry the same id")
 
     async def _run(self) -> None:
         while True:
@@ -195,6 +221,9 @@ class Actor(Generic[S, C]):
             started = time.perf_counter()
             try:
                 await self._process(batch)
+            except FencedOut as e:
+                self._stop_fenced(e, batch)
+                return
             except STORE_ERRORS as e:
                 # The append's fate is unknown: reload before the next batch; the client's
                 # retry with the same command id learns what happened.
@@ -209,9 +238,27 @@ class Actor(Generic[S, C]):
             except Exception:
                 self.stale = True
                 self._log.exception("actor_batch_failed", commands=len(batch))
-                await self._one_by_one(batch)
+                try:
+                    await self._one_by_one(batch)
+                except FencedOut as e:
+                    self._stop_fenced(e, batch)
+                    return
             if self.on_batch is not None:
                 self.on_batch(len(batch), time.perf_counter() - started)
+
+    def _stop_fenced(self, error: FencedOut, batch: list[Submission[C]]) -> None:
+        """Another process owns the stream now: stop writing. Nothing of the batch was
+        applied; its unanswered commands go to :attr:`on_fenced` (the new owner), and
+        whatever that leaves unanswered gets ``unavailable``."""
+        self.fenced = True
+        self.stale = True
+        self._log.warning("append_fenced", holder=error.holder, commands=len(batch))
+        queued = self.mailbox.take(self.mailbox.qsize())
+        unanswered = [s for s in (*batch, *queued) if not s.future.done()]
+        if self.on_fenced is not None:
+            self.on_fenced(unanswered)
+        else:
+            self._fail(unanswered, "unavailable", MOVED)
 
     async def _one_by_one(self, batch: list[Submission[C]]) -> None:
         """After a batch failed for no reason of the store: try each of its commands alone,
@@ -221,6 +268,8 @@ class Actor(Generic[S, C]):
                 continue
             try:
                 await self._process([sub])
+            except FencedOut:
+                raise
             except STORE_ERRORS as e:
                 self.stale = True
                 self._log.warning("store_unavailable", error=str(e))
@@ -275,7 +324,9 @@ class Actor(Generic[S, C]):
             if not writes:
                 self._resolve(batch, replies)
                 return
-            outcome = await self.store.append(self.stream, self.head, [w for _i, w in writes])
+            outcome = await self.store.append(
+                self.stream, self.head, [w for _i, w in writes], self.lease
+            )
             if isinstance(outcome, Appended):
                 for env, log_id in zip(envelopes, outcome.log_ids, strict=True):
                     env.with_log_id(log_id)
@@ -295,6 +346,8 @@ class Actor(Generic[S, C]):
                 refused[index] = _insufficient(outcome.player)
                 look_up = True
                 continue
+            if isinstance(outcome, Fenced):
+                raise FencedOut(outcome.holder)
             if isinstance(outcome, DuplicateCommand):
                 look_up = True  # a retry of an applied command: answer it from its reply
                 continue

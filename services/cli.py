@@ -29,7 +29,12 @@ def _serve(args: argparse.Namespace) -> int:
     from services.runtime import Runtime
 
     settings = Settings.from_env(
-        night=Path(args.night), host=args.host, port=args.port, data_dir=_data_dir(args)
+        night=Path(args.night),
+        host=args.host,
+        port=args.port,
+        data_dir=_data_dir(args),
+        node=args.node,
+        reuse_port=args.reuse_port or None,
     )
     app_logging.configure(settings.log_format)
     try:
@@ -60,7 +65,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
 
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port)
+    site = web.TCPSite(runner, settings.host, settings.port, reuse_port=settings.reuse_port)
     await site.start()
     # The objects made at start (actors' state, the projections) live all night: keep the
     # cyclic collector off them, and let it run less often. Its full passes over a large
@@ -453,6 +458,14 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--data-dir", default=None)
+    serve.add_argument(
+        "--node", default=None, help="this process's node id (default: from host and data dir)"
+    )
+    serve.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="share the port with other processes on this machine (SO_REUSEPORT)",
+    )
 
     tok = sub.add_parser("token", help="mint a signed token, revoke one or show one's claims")
     tok.add_argument("--role", default=None)

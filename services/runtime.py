@@ -12,16 +12,21 @@ from typing import Any
 
 import structlog
 
-from events.codec import decode, stream_of
+from events.codec import decode
+from events.envelope import Envelope
 from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
-from services.actor import cancel_and_wait, error_reply
+from services.actor import Reply, cancel_and_wait, error_reply
 from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
+from services.cluster.identity import NodeLock, check_node_id, default_node_id, new_incarnation
+from services.cluster.node import ClusterNode, tail_skips
+from services.cluster.tail import stream_and_seq
 from services.deadlines import Deadlines
+from services.gateway.auth import Principal
 from services.gateway.metrics import Metrics
 from services.gateway.revocations import Revocations
 from services.night import Night
@@ -80,6 +85,13 @@ class Runtime:
     """Answers ``unavailable`` for every command its actor has not answered by
     ``command_deadline_seconds``."""
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    cluster: ClusterNode = field(init=False)
+    """This process's part among the organization's server processes: the leases of the
+    streams it owns, their placement, the forwarding of commands (``services.cluster``)."""
+    node_lock: NodeLock | None = None
+    submit_local: Callable[[Principal, dict[str, Any], int], asyncio.Future[Reply]] | None = None
+    """The gateway's command path (``submit_command``), for the commands other processes
+    forward here."""
 
     def __post_init__(self) -> None:
         self.deadlines = Deadlines(self.settings.command_deadline_seconds, _no_reply_in_time)
@@ -98,11 +110,22 @@ class Runtime:
         s = self.settings
         self.tasks.append(asyncio.create_task(self.deadlines.run(), name="deadlines"))
         url = s.redis_url
+        node = check_node_id(s.node or default_node_id(s.data_dir))
+        self.node_lock = NodeLock(s.data_dir)
         if url is None:
             self.embedded = EmbeddedRedis(s.data_dir / "redis", appendfsync=s.appendfsync)
             await asyncio.to_thread(self.embedded.start)
             url = self.embedded.url
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
+        try:
+            # The embedded Redis's own lock refuses a second process first, in its words.
+            self.node_lock.acquire()
+        except Exception:
+            await cancel_and_wait(self.tasks)
+            self.tasks.clear()
+            if self.embedded is not None:
+                await asyncio.to_thread(self.embedded.stop)
+            raise
         self.redis = await open_redis(url)
         self.store = EventStore(
             self.redis,
@@ -127,6 +150,24 @@ class Runtime:
             chance=ServerChance(seal_key(self.secret), self.rng),
         )
         await self.supervisor.start()
+        self.cluster = ClusterNode(
+            redis=self.redis,
+            org=self.night.organization,
+            node=node,
+            incarnation=new_incarnation(),
+            settings=s,
+            supervisor=self.supervisor,
+            metrics=self.metrics,
+        )
+        self.cluster.inbox.submit = self.submit_local
+        try:
+            await self.cluster.start()
+        except Exception:
+            # Leave at once (a refused opening, say): the leases taken so far go too.
+            await self.supervisor.stop()
+            await self.cluster.leave()
+            raise
+        self.tasks += self.cluster.run_tasks()
         await self._start_anchor()
         self.runner = ProjectionRunner(
             self.store,
@@ -134,12 +175,19 @@ class Runtime:
             on_entries=self._publish_log,
             mac_key=checkpoint_key(self.secret),
             on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),
+            saver=self.cluster.save_projections,
         )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
         self.tasks.append(asyncio.create_task(self._raffle_clock(), name="raffle-clock"))
-        log.info("night_started", organization=self.night.organization, redis=redact(url))
+        log.info(
+            "night_started",
+            organization=self.night.organization,
+            redis=redact(url),
+            node=node,
+            streams=sorted(self.cluster.active),
+        )
 
     async def _raffle_clock(self) -> None:
         """What raffles must announce by a date they raise by themselves: looked in on at
@@ -154,17 +202,51 @@ class Runtime:
             await asyncio.sleep(RAFFLE_CLOCK_SECONDS)
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
-        """Feed the org log's subscribers in log order (decoded only when someone listens),
-        then push each watched view the page changed."""
-        if self.broker.subscribers(LOG):
-            self.broker.publish_log([decode(raw, log_id) for log_id, raw in page])
+        """The one tail of the org log feeds, in log order: the subscribers of every
+        stream whose events this process's actors did not publish themselves (another
+        process's streams; a stream's events from before this process took it), the
+        subscribers of the log (events decoded only when someone listens), then each
+        watched view the page changed. A raffle stream not known yet (set up by another
+        process) gets its follower actor."""
+        broker = self.broker
+        log_listeners = broker.subscribers(LOG) > 0
+        touched: set[str] = set()
+        decoded: list[Envelope] = []
+        for log_id, raw in page:
+            env = None
+            try:
+                stream, seq = stream_and_seq(raw)
+                touched.add(stream)
+                if broker.subscribers(stream) and not tail_skips(self.cluster, stream, seq):
+                    env = decode(raw, log_id)
+                    broker.publish([env])
+            except Exception:  # one entry that cannot be read must not stop the tail
+                log.exception("log_entry_not_published", log_id=log_id)
+            if log_listeners:
+                decoded.append(env if env is not None else decode(raw, log_id))
+        for stream in touched:
+            self.supervisor.follow(stream)
+        if decoded:
+            broker.publish_log(decoded)
         if self.view_listeners:
-            touched = {stream_of(raw) for _log_id, raw in page}
             for (kind, key), listeners in list(self.view_listeners.items()):
                 if view_stream(kind, key) in touched:
                     data = self.view(kind, key)
                     for listener in tuple(listeners):
                         listener(data)
+
+    def route(
+        self, stream: str, who: Principal, msg: dict[str, Any], hops: int
+    ) -> asyncio.Future[Reply] | None:
+        """Where a checked command for ``stream`` runs: None when its actor runs here (queue
+        it locally), else the future of its one reply from the process that owns it."""
+        return self.cluster.route(stream, who, msg, hops)
+
+    async def head(self, stream: str) -> int:
+        """A stream's version: its actor's when it runs here, else the store's."""
+        if self.cluster.owns(stream):
+            return self.supervisor.actors[stream].head.version
+        return (await self.store.head(stream)).version
 
     def view(self, kind: str, key: str) -> dict[str, Any] | None:
         """A projection view's current data (None: nothing to show for that key)."""
@@ -205,6 +287,8 @@ class Runtime:
                 await close_redis(self.redis)
             if self.embedded is not None:
                 await asyncio.to_thread(self.embedded.stop)
+            if self.node_lock is not None:
+                self.node_lock.release()
             raise
 
     async def _start_anchor(self) -> None:
@@ -223,6 +307,7 @@ class Runtime:
             log.exception("anchor_not_written", path=str(self.anchor.files.latest))
 
     async def stop(self) -> None:
+        await self.cluster.halt()
         await self.supervisor.stop()
         await self.store.writer.stop()
         await cancel_and_wait(self.tasks)
@@ -232,10 +317,13 @@ class Runtime:
             await self.runner.save_checkpoint()
         except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut
             log.warning("checkpoint_not_saved", error=str(e))
+        await self.cluster.leave()
         if self.redis is not None:
             await close_redis(self.redis)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
+        if self.node_lock is not None:
+            self.node_lock.release()
 
 
 def _no_reply_in_time(seconds: float) -> dict[str, Any]:

@@ -64,6 +64,27 @@ class Settings:
     store's checkpoints; unset: ``<data-dir>/anchor.key``, created on the first ``serve``
     (``services.store.anchor``). Keep it where Redis's users cannot write."""
 
+    node: str | None = None
+    """``--node`` / ``CASINO_NODE``: this process's node id among the organization's server
+    processes (letters, digits, ``. _ -``). Unset: the host name and a short hash of the
+    data directory's real path, so a restart on the same data directory is the same node
+    (and takes back its streams at once)."""
+    lease_seconds: float = 3.0
+    """``CASINO_LEASE_SECONDS``: how long a stream's lease (and a node's membership) lasts
+    without renewal: the most a dead process's streams wait before another takes them."""
+    lease_renew_seconds: float = 1.0
+    """``CASINO_LEASE_RENEW_SECONDS``: how often a process renews its leases and
+    membership and places the streams (well under ``lease_seconds``)."""
+    inbox_max_len: int = 10_000
+    """Entries a process's inbox stream keeps (``XADD MAXLEN ~``): commands forwarded to
+    it and replies to those it forwarded; far more than one deadline's worth."""
+    forward_hops: int = 2
+    """How many times one command may be forwarded between processes (an owner that no
+    longer owns it forwards once more); past it the reply is ``unavailable``."""
+    reuse_port: bool = False
+    """``--reuse-port``: listen with ``SO_REUSEPORT`` so several processes on one machine
+    share the port (the kernel spreads the connections)."""
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         env = os.environ
@@ -83,6 +104,12 @@ class Settings:
                     raise ValueError(f"{name} must be a whole number") from None
         if env.get("CASINO_ANCHOR_KEY"):
             values["anchor_key"] = Path(env["CASINO_ANCHOR_KEY"])
+        if env.get("CASINO_NODE"):
+            values["node"] = env["CASINO_NODE"]
+        for name in ("lease_seconds", "lease_renew_seconds"):
+            raw = env.get(f"CASINO_{name.upper()}")
+            if raw:
+                values[name] = float(raw)
         if "CASINO_DATA_DIR" in env:
             values["data_dir"] = Path(env["CASINO_DATA_DIR"])
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -93,4 +120,6 @@ class Settings:
             raise ValueError(f"CASINO_WAIT_REPLICAS must be 0 to {MAX_WAIT_REPLICAS}")
         if not 1 <= settings.wait_timeout_ms <= MAX_WAIT_TIMEOUT_MS:
             raise ValueError(f"CASINO_WAIT_TIMEOUT_MS must be 1 to {MAX_WAIT_TIMEOUT_MS}")
+        if not 0 < settings.lease_renew_seconds < settings.lease_seconds:
+            raise ValueError("the lease renewal must be more often than the lease lasts")
         return settings

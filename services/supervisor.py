@@ -1,5 +1,5 @@
-"""The supervisor: owns every actor task of the organization (license, cage, tables,
-raffles).
+"""The supervisor: holds every actor of the organization (license, cage, tables, raffles)
+and runs the tasks of those whose stream this process owns (``services.cluster``).
 
 Shutdown cancels and awaits them. Commands reach an actor only through :meth:`submit`.
 Raffles outlive a night: besides the raffles the night file declares, every raffle stream
@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from events.license import LicenseRecorded
-from services.actor import Actor, Reply, Submission, cancel_and_wait, error_reply
+from services.actor import MOVED, Actor, Reply, Submission, cancel_and_wait, error_reply
 from services.aggregates import CAGE, LICENSE, raffle_of, raffle_stream, table_stream
 from services.broker import Broker
 from services.cage.actor import CageRules
@@ -49,7 +49,13 @@ def system_submission(command: Any) -> Submission[Any]:
 
 
 class Supervisor:
-    """Starts, runs and stops the actors of one night's organization."""
+    """Holds the actors of one night's organization and runs those this process owns.
+
+    Every aggregate stream of the organization has an actor here: the night file's, every
+    raffle stream found in the store, every raffle set up since. An actor runs (its task
+    takes its mailbox) only while this process holds the stream's lease
+    (``services.cluster``: :meth:`activate`, :meth:`deactivate`); the others are
+    followers, folded from the store when read (:meth:`refresh`)."""
 
     def __init__(
         self,
@@ -65,13 +71,17 @@ class Supervisor:
         self.broker = broker
         self.night = night
         self.actors: dict[str, Actor[Any, Any]] = {}
-        self.tasks: list[asyncio.Task[None]] = []
+        self.running: dict[str, asyncio.Task[None]] = {}
+        """The actor tasks of the streams this process owns, by stream."""
         self.chance = chance
         """Where randomness enters: every actor's rules adapter draws from it (the
         supervisor itself draws nothing)."""
         self.raffles: set[str] = set()
         """Every raffle with an actor: declared tonight, found in the store, or set up."""
         self.started = False
+        self.on_drop: Callable[[str], None] | None = None
+        """Told the stream of a raffle actor dropped after a refused setup."""
+        self._locks: dict[str, asyncio.Lock] = {}
 
         def make(stream: str, rules: Any) -> Actor[Any, Any]:
             actor: Actor[Any, Any] = Actor(
@@ -89,8 +99,8 @@ class Supervisor:
             return actor
 
         self._make = make
-        self._raffle_tasks: dict[str, asyncio.Task[None]] = {}
-        """Tasks of raffle actors created by a ``setup_raffle`` command (see
+        self._by_command: set[str] = set()
+        """Raffle streams whose actor a ``setup_raffle`` command created (see
         :meth:`drop_unopened_raffle`)."""
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
@@ -99,16 +109,27 @@ class Supervisor:
         for raffle in night.raffles:
             make(raffle_stream(raffle.id), RaffleRules(self.chance, store.org))
 
+    def streams(self) -> list[str]:
+        """Every aggregate stream known: the night file's first (license, cage, tables,
+        raffles, in that order), then the other raffles."""
+        return list(self.actors)
+
+    def follow(self, stream: str) -> bool:
+        """Give a raffle stream seen in the store (set up by another process) its actor;
+        whether it was new. Other streams are the night file's."""
+        raffle = raffle_of(stream)
+        if raffle is None or stream in self.actors:
+            return False
+        self._make(stream, RaffleRules(self.chance, self.store.org))
+        return True
+
     def ensure_raffle(self, raffle_id: str) -> None:
         """Give a raffle being set up by command its actor (it folds its stream first)."""
         stream = raffle_stream(raffle_id)
         if stream in self.actors:
             return
-        actor = self._make(stream, RaffleRules(self.chance, self.store.org))
-        if self.started:
-            task = asyncio.create_task(actor.run(), name=f"actor:{stream}")
-            self.tasks.append(task)
-            self._raffle_tasks[stream] = task
+        self._make(stream, RaffleRules(self.chance, self.store.org))
+        self._by_command.add(stream)
 
     def drop_unopened_raffle(self, raffle_id: str) -> bool:
         """Forget the actor of a raffle whose setup was refused: one that was never set up,
@@ -116,22 +137,24 @@ class Supervisor:
         behind). Returns whether it was dropped."""
         stream = raffle_stream(raffle_id)
         actor = self.actors.get(stream)
-        task = self._raffle_tasks.get(stream)
+        task = self.running.get(stream)
         state = None if actor is None else actor.state
         if (
             actor is None
-            or task is None
+            or stream not in self._by_command
             or not isinstance(state, RaffleState)
             or state.opened
-            or not actor.idle
-            or not actor.mailbox.empty()
+            or (task is not None and (not actor.idle or not actor.mailbox.empty()))
         ):
             return False
-        task.cancel()
+        if task is not None:
+            task.cancel()
+            del self.running[stream]
         del self.actors[stream]
-        del self._raffle_tasks[stream]
-        self.tasks.remove(task)
+        self._by_command.discard(stream)
         self.raffles.discard(raffle_id)
+        if self.on_drop is not None:
+            self.on_drop(stream)
         return True
 
     async def forget_unopened_raffle(self, raffle_id: str, tries: int = 100) -> bool:
@@ -148,54 +171,108 @@ class Supervisor:
         return False
 
     async def start(self) -> None:
-        """Fold every stream, start the actors, record the license, open the tables and set
-        up the night file's raffles."""
+        """Know every stream: the night file's and every raffle stream in the store. No
+        actor runs yet: each starts when this process takes its stream's lease."""
         for stream in await self.store.stream_names():
-            if raffle_of(stream) is not None and stream not in self.actors:
-                self._make(stream, RaffleRules(self.chance, self.store.org))
-        for actor in self.actors.values():
-            await actor.load()
-            self.tasks.append(asyncio.create_task(actor.run(), name=f"actor:{actor.stream}"))
+            self.follow(stream)
         self.started = True
+
+    def _lock(self, stream: str) -> asyncio.Lock:
+        lock = self._locks.get(stream)
+        if lock is None:
+            lock = self._locks[stream] = asyncio.Lock()
+        return lock
+
+    async def refresh(self, stream: str) -> None:
+        """Fold what another process appended to a stream this one does not run (a reader
+        wants its state); nothing for a stream whose actor runs here."""
+        actor = self.actors.get(stream)
+        if actor is None or stream in self.running:
+            return
+        async with self._lock(stream):
+            if stream not in self.running:
+                await actor.load()
+
+    async def activate(
+        self,
+        stream: str,
+        lease: str,
+        on_fenced: Callable[[list[Submission[Any]]], None] | None = None,
+    ) -> Actor[Any, Any]:
+        """This process holds the stream's lease ``lease``: fold what the actor has not
+        folded yet and start it (its appends carry the lease)."""
+        self.follow(stream)
+        actor = self.actors[stream]
+        async with self._lock(stream):
+            await actor.load()
+            actor.lease = lease
+            actor.fenced = False
+            actor.on_fenced = on_fenced
+            old = self.running.get(stream)
+            if old is None or old.done():
+                self.running[stream] = asyncio.create_task(actor.run(), name=f"actor:{stream}")
+        return actor
+
+    async def deactivate(self, stream: str) -> None:
+        """Stop the stream's actor (another process owns it now); it becomes a follower."""
+        task = self.running.pop(stream, None)
+        actor = self.actors.get(stream)
+        if task is not None:
+            await cancel_and_wait([task])
+        if actor is not None:
+            actor.lease = ""
+            actor.stale = True
+
+    def opening(self, stream: str) -> list[Any]:
+        """The system commands the night file gives a stream, submitted each time this
+        process takes it (each is a no-op when applied already): the license's record and
+        the occasion's start; a table's opening; a declared raffle's setup."""
         night = self.night
-        license_event = LicenseRecorded(
-            organization=night.organization,
-            license_number=night.license_number,
-            games=night.games,
-            period_start=night.period_start,
-            period_end=night.period_end,
-            tie_option=night.tie_option,
-        )
-        await self._system(LICENSE, RecordLicense(license=license_event))
-        await self._system(
-            LICENSE,
-            StartOccasion(
-                occasion=night.occasion,
-                name=night.occasion_name,
-                starts_at=night.occasion_starts_at,
-                ends_at=night.occasion_ends_at,
-            ),
-        )
+        if stream == LICENSE:
+            license_event = LicenseRecorded(
+                organization=night.organization,
+                license_number=night.license_number,
+                games=night.games,
+                period_start=night.period_start,
+                period_end=night.period_end,
+                tie_option=night.tie_option,
+            )
+            return [
+                RecordLicense(license=license_event),
+                StartOccasion(
+                    occasion=night.occasion,
+                    name=night.occasion_name,
+                    starts_at=night.occasion_starts_at,
+                    ends_at=night.occasion_ends_at,
+                ),
+            ]
         for spec in night.tables:
-            await self._system(
-                table_stream(spec.id),
-                OpenTable(game=spec.game, config=spec.config, outcome_mode=spec.outcome_mode),  # type: ignore[arg-type]
-            )
+            if table_stream(spec.id) == stream:
+                return [
+                    OpenTable(game=spec.game, config=spec.config, outcome_mode=spec.outcome_mode)  # type: ignore[arg-type]
+                ]
         for raffle in night.raffles:
-            # A server board is dealt by the raffle's actor when this opens the raffle.
-            await self._system(
-                raffle_stream(raffle.id), SetupRaffle(kind=raffle.kind, config=raffle.options)
-            )
+            if raffle_stream(raffle.id) == stream:
+                # A server board is dealt by the raffle's actor when this opens the raffle.
+                return [SetupRaffle(kind=raffle.kind, config=raffle.options)]
+        return []
+
+    async def open_stream(self, stream: str) -> None:
+        """Submit the stream's :meth:`opening` commands; RuntimeError when one is refused."""
+        for command in self.opening(stream):
+            await self._system(stream, command)
 
     async def raise_due_announcements(self, now_ms: int) -> list[str]:
         """Look in on every Treasure Chest raffle still running whose 170-day announcement
         is not out, so the raffle raises it by itself when it is due (4620.24(b)(12)) even
-        if no one sends it a command. Returns the raffles that raised one."""
+        if no one sends it a command. Returns the raffles that raised one. Only the raffles
+        this process owns: each raffle is looked in on by its owner."""
         raised = []
         for stream, actor in list(self.actors.items()):
             state = actor.state
             if (
-                not isinstance(state, RaffleState)
+                stream not in self.running
+                or not isinstance(state, RaffleState)
                 or state.kind != "treasure_chest"
                 or not state.opened
                 or state.ended
@@ -219,10 +296,14 @@ class Supervisor:
         """Queue a command for its stream's actor; the future is its one reply.
 
         Every submission is answered: the actor replies to each command of a batch, also
-        when the store fails (Redis calls time out) or the actor is stopped."""
+        when the store fails (Redis calls time out) or the actor is stopped; a stream
+        whose actor does not run here answers ``unavailable`` (its owner moved)."""
         actor = self.actors.get(stream)
         if actor is None:
             submission.future.set_result(error_reply("unknown_table", f"no stream {stream}"))
+            return submission.future
+        if stream not in self.running:
+            submission.future.set_result(error_reply("unavailable", MOVED))
             return submission.future
         try:
             return actor.submit_nowait(submission)
@@ -244,5 +325,6 @@ class Supervisor:
         return None if actor is None else actor.state
 
     async def stop(self) -> None:
-        await cancel_and_wait(self.tasks)
-        self.tasks.clear()
+        tasks = list(self.running.values())
+        self.running.clear()
+        await cancel_and_wait(tasks)

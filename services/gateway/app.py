@@ -9,10 +9,12 @@ driven by the op registry :mod:`services.gateway.ops`) and :mod:`services.gatewa
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from services.gateway.commands import submit_command
 from services.gateway.read_api import (
     get_bankrolls,
     get_control_sheet,
@@ -60,6 +62,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.on_startup.append(follow_revocations)
     app.on_shutdown.append(close_clients)
 
+    # A command another process forwards here runs through the same path as a client's.
+    runtime.submit_local = functools.partial(submit_command, runtime)
     if manage:
 
         async def lifecycle(app: web.Application) -> AsyncIterator[None]:

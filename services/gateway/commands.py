@@ -19,8 +19,9 @@ from typing import Any
 
 import structlog
 
-from services.actor import STORE_ERRORS, Reply, Submission, error_reply
+from services.actor import STORE_ERRORS, Reply, error_reply
 from services.aggregates import RuleError
+from services.cluster.forward import Routed
 from services.gateway.auth import Principal
 from services.gateway.ops import OPS, Op, ParsedCommand, check_off_stream, op_spec, parse_command
 from services.gateway.protocol import ProtocolError
@@ -56,11 +57,15 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
     return await submit_command(runtime, who, msg)
 
 
-def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asyncio.Future[Reply]:
+def submit_command(
+    runtime: Runtime, who: Principal, msg: dict[str, Any], hops: int = 0
+) -> asyncio.Future[Reply]:
     """Check one command for ``who`` and queue it for its actor; the future is its one
     reply (without ``re``), counted in the metrics and, when refused, logged. A table's
     and the cage's commands are refused (``occasion_closed``) outside the night's occasion
-    window; raffles and off-stream ops are not bound by it."""
+    window; raffles and off-stream ops are not bound by it. A command for a stream whose
+    actor runs in another server process is checked here, then sent there (``hops``: how
+    many times it was forwarded already; ``services.cluster``)."""
     started = time.perf_counter()
     op = msg.get("op")
     now_ms = time.time_ns() // 1_000_000
@@ -92,11 +97,14 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
         runtime.supervisor.ensure_raffle(parsed.raffle)
-    if spec.prepared and _needs_lookup(runtime, parsed):
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        _in_background(_prepare_raffle(runtime, who, parsed, future))
+    future: asyncio.Future[Reply] | None = runtime.route(parsed.stream, who, msg, hops)
+    if future is not None:
+        pass  # another process runs the stream: it answers
+    elif spec.prepared and _needs_lookup(runtime, parsed):
+        future = asyncio.get_running_loop().create_future()
+        _in_background(_prepare_raffle(runtime, who, parsed, future, msg, hops))
     else:
-        future = _submit(runtime, who, parsed, command)
+        future = _submit(runtime, who, parsed, command, msg, hops)
 
     def answered(f: asyncio.Future[Reply]) -> None:
         reply = f.result()
@@ -123,16 +131,26 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
 
 
 def _submit(
-    runtime: Runtime, who: Principal, parsed: ParsedCommand, command: Any
+    runtime: Runtime,
+    who: Principal,
+    parsed: ParsedCommand,
+    command: Any,
+    msg: dict[str, Any],
+    hops: int,
 ) -> asyncio.Future[Reply]:
+    # ``Routed`` keeps the request: if the stream moves to another process before the
+    # command is applied, it is sent there (services.cluster).
     return runtime.supervisor.submit_nowait(
         parsed.stream,
-        Submission(
+        Routed(
             key=parsed.key,
             fingerprint=parsed.fingerprint,
             command_id=parsed.id,
             actor=f"{who.role}:{who.sub}",
             command=command,
+            who=who,
+            msg=msg,
+            hops=hops,
         ),
     )
 
@@ -202,11 +220,16 @@ async def _raffle_command(runtime: Runtime, parsed: ParsedCommand) -> Any:
 
 
 async def _prepare_raffle(
-    runtime: Runtime, who: Principal, parsed: ParsedCommand, future: asyncio.Future[Reply]
+    runtime: Runtime,
+    who: Principal,
+    parsed: ParsedCommand,
+    future: asyncio.Future[Reply],
+    msg: dict[str, Any],
+    hops: int,
 ) -> None:
     try:
         command = await _raffle_command(runtime, parsed)
-        reply = await _submit(runtime, who, parsed, command)
+        reply = await _submit(runtime, who, parsed, command, msg, hops)
     except RuleError as e:
         reply = error_reply(e.code, e.message)
     except board.BoardUnreadable:

@@ -45,6 +45,19 @@ class Metrics:
             "Projection checkpoints discarded because their MAC was missing or wrong",
             registry=self.registry,
         )
+        self.forwarded = Counter(
+            "casino_forwarded_commands_total",
+            "Commands sent to the server process that owns their stream",
+            registry=self.registry,
+        )
+        self.fenced = Counter(
+            "casino_fenced_appends_total",
+            "Appends refused because this process's lease on the stream was gone",
+            registry=self.registry,
+        )
+        self.leases = Gauge(
+            "casino_leases_held", "Aggregate streams this process owns", registry=self.registry
+        )
 
         self._answered: dict[tuple[str, str], Any] = {}
         self._timed: dict[str, Any] = {}

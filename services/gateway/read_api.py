@@ -14,6 +14,7 @@ from aiohttp import web
 
 from events.codec import decode, to_json
 from services.actor import error_reply
+from services.aggregates import table_stream
 from services.broker import LOG
 from services.gateway.auth import CONTROL_SHEET_READERS, Principal, may_read, may_read_sheet
 from services.gateway.protocol import ProtocolError, since_log_id, since_seq
@@ -47,6 +48,7 @@ async def get_tables(request: web.Request, who: Principal) -> web.Response:
     runtime = request.app[RUNTIME]
     views = []
     for spec in runtime.night.tables:
+        await runtime.supervisor.refresh(table_stream(spec.id))
         state = runtime.supervisor.table_state(spec.id)
         views.append(table_view(state))
     return web.json_response({"tables": views})
@@ -54,7 +56,11 @@ async def get_tables(request: web.Request, who: Principal) -> web.Response:
 
 async def get_table(request: web.Request, who: Principal) -> web.Response:
     runtime = request.app[RUNTIME]
-    state = runtime.supervisor.table_state(request.match_info["id"])
+    table = request.match_info["id"]
+    if runtime.night.table(table) is not None:
+        # Another process may run it: fold what it appended since this one last looked.
+        await runtime.supervisor.refresh(table_stream(table))
+    state = runtime.supervisor.table_state(table)
     if state is None:
         return web.json_response(error_reply("unknown_table", "no such table"), status=404)
     return web.json_response(table_view(state))

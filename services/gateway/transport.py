@@ -24,6 +24,7 @@ from events.envelope import Envelope
 from services.actor import Reply, error_reply
 from services.aggregates import raffle_of, raffle_stream
 from services.broker import LOG
+from services.cluster.tail import InOrder
 from services.gateway.auth import AuthError, Principal, may_read, may_read_sheet, verify
 from services.gateway.commands import dispatch, submit_command
 from services.gateway.protocol import (
@@ -129,13 +130,31 @@ class Subscription:
     reply: tuple[Any, dict[str, Any]] = (None, {})
     """The ``re`` and result of the subscribe's reply, sent as its catch-up starts."""
 
+    order: InOrder | None = None
+    """An aggregate stream's events in seq order (``services.cluster.tail``: they reach
+    this process from its actor and from the org log's tail); None for the log."""
+
     def _newer(self, env: Envelope) -> bool:
+        assert self.stream == LOG
+        if env.log_id is None:
+            return False
+        pos = _log_position(env.log_id)
+        return bool(pos > self.position)
+
+    def _due(self, env: Envelope) -> list[Envelope]:
+        """What to send now that ``env`` came: itself, and those it was the gap before."""
         if self.stream == LOG:
-            if env.log_id is None:
-                return False
-            pos = _log_position(env.log_id)
-            return bool(pos > self.position)
-        return bool(env.seq > self.position)
+            if not self._newer(env):
+                return []
+            self.position = _log_position(env.log_id or "0-0")
+            return [env]
+        if self.order is None:
+            self.order = InOrder(self.position)
+        due: list[Envelope] = self.order.offer(env.seq, env)
+        self.position = self.order.position
+        if len(self.order.ahead) > CATCH_UP_BACKLOG:
+            self.client.drop("fell behind while its stream changed owner")
+        return due
 
     def deliver(self, env: Envelope) -> None:
         if self.buffering:
@@ -144,18 +163,14 @@ class Subscription:
             self.pending.append(env)
             if len(self.pending) > CATCH_UP_BACKLOG:
                 self.client.drop("fell behind while catching up")
-        elif self._newer(env):
-            self.position = self._position_of(env)
-            self.client.push(self.client.frames.frame(env))
-
-    def _position_of(self, env: Envelope) -> Any:
-        return _log_position(env.log_id or "0-0") if self.stream == LOG else env.seq
+            return
+        for due in self._due(env):
+            self.client.push(self.client.frames.frame(due))
 
     async def catch_up(self, env: Envelope) -> None:
         """Send a stored event, waiting while the client's buffer is full."""
-        if self._newer(env):
-            self.position = self._position_of(env)
-            await self.client.push_when_drained(self.client.frames.stored_frame(env))
+        for due in self._due(env):
+            await self.client.push_when_drained(self.client.frames.stored_frame(due))
 
 
 class FrameTransport(Protocol):
@@ -457,7 +472,8 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     else:
         position = since_seq(since_raw)
     if stream in client.subs:
-        head = _head(runtime, stream) if stream != LOG else None
+        # The head this process knows (a stream another process runs: as last read here).
+        head = runtime.supervisor.actors[stream].head.version if stream != LOG else None
         result: dict[str, Any] = {"head": head, "already": True}
         client.reply(dumps({"re": request_id(msg), "ok": True, "result": result}))
         return None
@@ -470,12 +486,16 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     if raffle is not None:
         # The raffle as the projection has it (it may trail ``head`` by moments).
         result["view"] = runtime.raffles.view(raffle)
+    # Read with the catch-up when another process runs the stream (Runtime.head).
     result["head"] = _head(runtime, stream) if stream != LOG else None
     sub.reply = (request_id(msg), result)
     return sub
 
 
-def _head(runtime: Runtime, stream: str) -> int:
+def _head(runtime: Runtime, stream: str) -> int | None:
+    """The head of a stream this process runs; None when another process runs it."""
+    if not runtime.cluster.owns(stream):
+        return None
     return runtime.supervisor.actors[stream].head.version
 
 
@@ -500,6 +520,8 @@ async def _catch_up(client: Client, sub: Subscription) -> None:
         try:
             if stream == LOG:
                 result["head"] = await runtime.store.log_head()
+            elif result.get("head") is None:
+                result["head"] = await runtime.head(stream)
         finally:
             # Every subscribe gets its reply, also one unsubscribed (cancelled) while the
             # log's head was read: ``head`` is then null.

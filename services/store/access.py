@@ -54,6 +54,12 @@ SERVER_COMMANDS: tuple[str, ...] = (
     "publish",
     "subscribe",
     "unsubscribe",
+    # Several server processes of one organization (services.cluster): the members'
+    # expiries by Redis's clock (TIME in a script), the leases' expiries (PEXPIRE), every
+    # stream's lease read at once (MGET); inboxes are streams (XADD, XREAD).
+    "time",
+    "pexpire",
+    "mget",
 )
 """Every command the server, ``replay``, ``verify`` and ``exclusions`` send to Redis, as
 Redis ACL names (``container|subcommand`` for a single subcommand)."""

@@ -1,12 +1,18 @@
 -- Append a batch of commands' events to one aggregate stream, atomically (docs/ARCHITECTURE.md, "The append script").
--- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index
+-- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index,
+--       7 the stream's lease
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
 --       5 the batch, one msgpack array (one argument, so the client packs one string):
 --         [[idempotency key, stored result, [[player, signed cents], ...],
 --           [event payload, ...]], ...]
 --       6 the stream's last hash after the batch
+--       7 the lease value the writer holds ('' : no lease, allowed only while none exists)
 -- Replies: {"ok", log_id...} | {"conflict", version, last_hash} | {"duplicate", index}
---          | {"insufficient", index, player}
+--          | {"insufficient", index, player} | {"fenced", current lease value or ''}
+local lease = redis.call('GET', KEYS[7]) or ''
+if lease ~= ARGV[7] then
+  return {'fenced', lease}
+end
 local meta = redis.call('HMGET', KEYS[2], 'v', 'h')
 local version = tonumber(meta[1] or '0')
 local last = meta[2] or ARGV[4]

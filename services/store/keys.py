@@ -114,3 +114,30 @@ def replication_barrier(org: str) -> str:
     that replicas hold everything the primary holds before a retry is answered from a stored
     reply (``services.store.replication``, with ``wait_replicas`` > 0). Holds no fact."""
     return f"{_tag(org)}:replication"
+
+
+# Several server processes for one organization (``services.cluster``).
+
+
+def members(org: str) -> str:
+    """Hash node id -> the Redis time (ms) its membership expires: the live server
+    processes of the organization, each refreshing its own entry (``services.cluster``)."""
+    return f"{_tag(org)}:members"
+
+
+def fences(org: str) -> str:
+    """Hash lease name (an aggregate stream, or ``projections``) -> the last fencing token
+    handed out for it; every acquisition takes the next one (``HINCRBY``)."""
+    return f"{_tag(org)}:fences"
+
+
+def lease(org: str, name: str) -> str:
+    """The lease of one aggregate stream (or ``projections``): ``<node>|<incarnation>|<token>``
+    with a PX expiry. Only its holder may append to the stream (the append script checks)."""
+    return f"{_tag(org)}:lease:{name}"
+
+
+def inbox(org: str, node: str) -> str:
+    """A server process's inbox stream: commands forwarded to it by the other processes,
+    and the replies to the commands it forwarded (trimmed with ``MAXLEN ~``)."""
+    return f"{_tag(org)}:inbox:{node}"

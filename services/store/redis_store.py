@@ -101,7 +101,15 @@ class InsufficientFunds:
     player: str
 
 
-AppendOutcome = Appended | VersionConflict | DuplicateCommand | InsufficientFunds
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fenced:
+    """The writer's lease is not the stream's lease (it lost ownership, or never had it);
+    nothing was written. ``holder`` is the lease's current value ('' when none)."""
+
+    holder: str
+
+
+AppendOutcome = Appended | VersionConflict | DuplicateCommand | InsufficientFunds | Fenced
 
 
 @dataclass(slots=True)
@@ -279,15 +287,27 @@ class EventStore:
         return Head(int(version), _s(last))
 
     async def append(
-        self, stream: str, expected: Head, commands: Sequence[CommandWrite]
+        self, stream: str, expected: Head, commands: Sequence[CommandWrite], lease: str = ""
     ) -> AppendOutcome:
-        """Append the commands' events atomically after ``expected``; see the Lua script."""
+        """Append the commands' events atomically after ``expected``; see the Lua script.
+
+        ``lease`` is the stream's lease value the writer holds (``services.cluster``): the
+        script writes nothing and answers :class:`Fenced` unless the lease key holds exactly
+        that value; ``''`` (no lease) is allowed only while the stream has no lease."""
         last_hash = expected.last_hash
         for cmd in commands:
             if cmd.events:
                 last_hash = cmd.events[-1].hash
         packed = _array_header(len(commands)) + b"".join(cmd.packed for cmd in commands)
-        args = [stream, expected.version, expected.last_hash, GENESIS_HASH, packed, last_hash]
+        args = [
+            stream,
+            expected.version,
+            expected.last_hash,
+            GENESIS_HASH,
+            packed,
+            last_hash,
+            lease,
+        ]
         reply = await self.writer.call(
             [
                 keys.stream(self.org, stream),
@@ -296,6 +316,7 @@ class EventStore:
                 keys.commands(self.org),
                 keys.balances(self.org),
                 keys.streams(self.org),
+                keys.lease(self.org, stream),
             ],
             args,
         )
@@ -308,6 +329,8 @@ class EventStore:
             return DuplicateCommand(index=int(reply[1]) - 1)
         if status == "insufficient":
             return InsufficientFunds(index=int(reply[1]) - 1, player=_s(reply[2]))
+        if status == "fenced":
+            return Fenced(holder=_s(reply[1]))
         raise RuntimeError(f"append script replied {reply!r}")
 
     async def confirm_replicated(self) -> None:

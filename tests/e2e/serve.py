@@ -142,6 +142,9 @@ class ServeProcess:
         *,
         secret: bytes = SECRET,
         redis_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        args: Iterable[str] = (),
+        port: int | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -151,7 +154,11 @@ class ServeProcess:
         self.secret = secret
         self.redis_url = redis_url
         """``REDIS_URL`` for the server and the other commands; None: the embedded Redis."""
-        self.port = free_port()
+        self.extra_env = dict(env or {})
+        """More environment for the server and the other commands (lease settings, say)."""
+        self.port = port or free_port()
+        self.extra_args = list(args)
+        """More ``serve`` flags (``--reuse-port``, say)."""
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.session: aiohttp.ClientSession | None = None
@@ -167,6 +174,7 @@ class ServeProcess:
         env["CASINO_LOG_FORMAT"] = "json"
         if self.redis_url is not None:
             env["REDIS_URL"] = self.redis_url
+        env.update(self.extra_env)
         return env
 
     @property
@@ -196,7 +204,7 @@ class ServeProcess:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         command = [str(EXE), "serve", "--night", str(self.night), "--data-dir", str(self.data_dir)]
-        command += ["--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), *self.extra_args]
         with self.out_path().open("wb") as out, self.err_path().open("wb") as err:
             return subprocess.Popen(
                 command,

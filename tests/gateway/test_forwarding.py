@@ -1,0 +1,111 @@
+"""Two in-process servers of one organization on one Redis: where a command goes, the hop
+limit, and a raffle set up through the process that does not get to own it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.actor import MOVED
+from services.cluster.placement import preferred
+from services.gateway.auth import Principal
+from services.gateway.commands import submit_command
+from services.store import keys
+from services.store.embedded import EmbeddedRedis
+from tests.conftest import night_doc
+from tests.support import LiveServer, start_server, token
+
+FAST = {"lease_seconds": 1.0, "lease_renew_seconds": 0.25}
+
+
+@pytest.fixture
+async def pair(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[list[LiveServer]]:
+    doc = night_doc(
+        org,
+        license={
+            "number": "GC-TEST-1",
+            "games": ["roulette", "raffle"],
+            "period_start": "2026-11-01",
+            "period_end": "2026-12-31",
+        },
+    )
+    servers = [await start_server(redis_server.url, doc, **FAST) for _ in range(2)]
+    try:
+        nodes = [s.runtime.cluster.node for s in servers]
+        streams = servers[0].runtime.supervisor.streams()
+        for _ in range(200):
+            owned = {n: set(s.runtime.cluster.active) for n, s in zip(nodes, servers, strict=True)}
+            if all(name in owned[preferred(nodes, name) or ""] for name in streams) and sum(
+                map(len, owned.values())
+            ) == len(streams):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"streams not placed: {owned}")
+        yield servers
+    finally:
+        for s in servers:
+            await s.stop()
+
+
+def cashier() -> Principal:
+    return Principal(role="cashier", sub="cashier", exp=int(time.time()) + 600)
+
+
+async def test_past_the_hop_limit_a_command_is_unavailable_and_nothing_changes(
+    pair: list[LiveServer], org: str
+) -> None:
+    owner = next(s for s in pair if s.runtime.cluster.owns("cage"))
+    other = next(s for s in pair if s is not owner)
+    runtime = other.runtime
+    sent = runtime.metrics.forwarded._value.get()
+    msg = {"op": "buy_chips", "id": "hop-1", "player": "p-1", "amount": 5}
+    limit = runtime.settings.forward_hops
+    reply = await submit_command(runtime, cashier(), dict(msg), hops=limit)
+    assert reply == {"ok": False, "error": {"code": "unavailable", "message": MOVED}}
+    assert runtime.metrics.forwarded._value.get() == sent
+    store = runtime.store
+    assert await store.command_results(["cashier:cashier/hop-1"]) == [None]
+    # One hop fewer: forwarded once, applied once, by the owner.
+    reply = await submit_command(runtime, cashier(), dict(msg), hops=limit - 1)
+    assert reply["ok"], reply
+    assert runtime.metrics.forwarded._value.get() == sent + 1
+    assert owner.runtime.metrics.forwarded._value.get() == 0
+    events = await store.read("cage")
+    assert [e.causation for e in events] == ["hop-1"]
+
+
+async def test_a_raffle_set_up_on_either_process_lives_where_it_is_preferred(
+    pair: list[LiveServer], org: str
+) -> None:
+    nodes = [s.runtime.cluster.node for s in pair]
+    # A raffle id whose stream the second server does not prefer, set up through it.
+    raffle = next(f"std-{i}" for i in range(100) if preferred(nodes, f"raffle:std-{i}") == nodes[0])
+    member = await pair[1].connect(token("member_in_charge"))
+    config = {
+        "name": "Spring raffle",
+        "location": "Hall",
+        "price": 100,
+        "first_drawing_at": int(time.time() * 1000) + 86_400_000,
+        "prizes": [{"description": "Hamper", "value": 5_000}],
+    }
+    reply = await member.cmd("setup_raffle", raffle=raffle, kind="standard", config=config)
+    assert reply["ok"], reply
+    stream = f"raffle:{raffle}"
+    assert pair[0].runtime.cluster.owns(stream)
+    assert not pair[1].runtime.cluster.owns(stream)
+    holder = await pair[0].runtime.redis.get(keys.lease(org, stream))
+    assert holder is not None and holder.decode().startswith(nodes[0] + "|")
+    # Both know it (the second from the log's tail): a sale through either is accepted.
+    for server in pair:
+        for _ in range(100):
+            if raffle in server.runtime.supervisor.raffles:
+                break
+            await asyncio.sleep(0.02)
+        assert raffle in server.runtime.supervisor.raffles
+        seller = await server.connect(token("seller"))
+        sold = await seller.cmd("sell_ticket", raffle=raffle, amount=100)
+        assert sold["ok"], sold
