@@ -46,7 +46,7 @@ async def test_concurrent_appends_share_pipelines_and_each_gets_its_own_result(
 
     outcomes = await asyncio.gather(*(append_three(s) for s in streams))
     assert all(isinstance(o, Appended) for got in outcomes for o in got)
-    assert piped.writer.queue.empty()
+    assert not piped.writer.queue
     for stream in streams:
         assert (await piped.head(stream)).version == 3
     assert all(r.ok for r in await verify_all(piped))
