@@ -61,11 +61,15 @@ fsyncs the pipelines before, and lets Redis take more appends in one event-loop 
 MAX_PIPELINE = 64
 """Script calls one pipeline may carry."""
 PIPELINE_BYTES = 16 * 1024
-"""Bytes of commands a lane puts in one pipeline (one call larger than that goes alone).
-Redis reads at most 16 KiB from a connection per event-loop turn and, with ``appendfsync
-always``, fsyncs after each turn: a larger pipeline is read in several turns, an fsync
-between each (measured: 12.5 appends per fsync with one connection and 50 ready, 23-27 with
-four), while pipelines of at most that size on several connections are read in one turn."""
+"""Bytes of commands a free lane puts in one pipeline while the free lanes can carry all
+that is queued at that size (a call larger than that goes alone); past it the queued calls
+are shared evenly among the free lanes, all sent at once. Redis reads at most 16 KiB from
+a connection per turn of its event loop and, with ``appendfsync always``, fsyncs after
+each turn: a larger pipeline is read in several turns with an fsync between, while
+pipelines of at most that size on several connections are read in one turn (measured with
+50 appends of one event ready: 12.5 appends per fsync in one pipeline, 23-28 spread over
+four). More than fits is better sent at once than left waiting for a lane: Redis then
+works through it without waiting for a round trip to the client."""
 PIPELINE_TIMEOUT_SECONDS = 10.0
 """Longest a pipeline may take from its write to its last reply; past it the lane drops
 its connection and the pipeline's calls without a reply fail with a timeout (their fate
@@ -97,6 +101,8 @@ class AppendWriter:
         self.pipelines = pipelines
         self.queue: deque[_Call] = deque()
         """Calls waiting for a lane."""
+        self.queued_bytes = 0
+        """The size of the queued calls' commands."""
         self.idle: deque[asyncio.Future[None]] = deque()
         """The wake-ups of the lanes waiting for calls."""
         self.lanes: list[asyncio.Task[None]] = []
@@ -134,6 +140,7 @@ class AppendWriter:
                 await task
         self.idle.clear()
         queued, self.queue = self.queue, deque()
+        self.queued_bytes = 0
         _fail(list(queued), redis.exceptions.ConnectionError("the append writer stopped"))
         connections, self.connections = self.connections, []
         for conn in connections:
@@ -148,6 +155,7 @@ class AppendWriter:
         packed = hiredis.pack_command(("EVALSHA", self.script.sha, len(keys), *keys, *args))
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.queue.append(_Call(packed, fut))
+        self.queued_bytes += len(packed)
         self._wake()
         return await fut
 
@@ -160,17 +168,21 @@ class AppendWriter:
                 return
 
     def _take(self) -> list[_Call]:
-        """The next pipeline: queued calls up to ``PIPELINE_BYTES`` (at least one) and
-        ``MAX_PIPELINE``; what is left waits for the next free lane."""
+        """The next pipeline: at least one queued call, then more up to ``MAX_PIPELINE``
+        and this lane's share of the queued bytes (``PIPELINE_BYTES``, or an even share
+        among the free lanes when they could not carry all at that size); the rest waits
+        for the next free lane."""
         queue = self.queue
+        free = self.pipelines - self.in_flight  # this lane and the others not in flight
+        share = max(PIPELINE_BYTES, -(-self.queued_bytes // free))
         first = queue.popleft()
         calls = [first]
         size = len(first.packed)
-        while queue and len(calls) < MAX_PIPELINE:
-            size += len(queue[0].packed)
-            if size > PIPELINE_BYTES:
-                break
-            calls.append(queue.popleft())
+        while queue and len(calls) < MAX_PIPELINE and size + len(queue[0].packed) <= share:
+            call = queue.popleft()
+            calls.append(call)
+            size += len(call.packed)
+        self.queued_bytes -= size
         return calls
 
     async def _lane(self, conn: AbstractConnection) -> None:

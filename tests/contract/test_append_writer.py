@@ -152,16 +152,20 @@ async def test_several_pipelines_are_in_flight_at_once_each_on_its_own_connectio
     writer = lanes(store, 3)
     try:
         tasks = appends(store, 80)  # well over three pipelines' worth of bytes
-        # Redis holds a pipeline from each of three connections; the rest waits for a lane.
+        # Redis holds a pipeline from each of three connections at once.
         await until(lambda: _eq(held(redis_client), 3), "three pipelines held by Redis")
         assert writer.in_flight == 3
-        assert len(writer.queue) > 0
         assert not any(task.done() for task in tasks)
+        # Calls made now wait for a free lane ...
+        tasks += appends(store, 5, first=80)
+        await until(lambda: _now(len(writer.queue) == 5), "five calls queued")
+        assert writer.in_flight == 3
         await paused()
         results = await asyncio.gather(*tasks)
         assert all(isinstance(r, Appended) for r in results)
         assert not writer.queue and writer.in_flight == 0
-        for i in range(80):
+        # ... and go when one is free.
+        for i in range(85):
             assert (await store.head(f"table:w-{i:03d}")).version == 1
     finally:
         await writer.stop()
@@ -176,10 +180,8 @@ async def _now(value: bool) -> bool:
     return value
 
 
-async def test_a_pipeline_carries_at_most_pipeline_bytes(
-    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
-) -> None:
-    writer = lanes(store, 1)
+def sizes_sent(writer: AppendWriter) -> list[int]:
+    """The command bytes of each pipeline the writer sends from now on."""
     sent: list[int] = []
     real = writer._pipeline
 
@@ -188,19 +190,45 @@ async def test_a_pipeline_carries_at_most_pipeline_bytes(
         await real(conn, calls, out)
 
     writer._pipeline = counted  # type: ignore[method-assign]
+    return sent
+
+
+async def test_a_burst_the_free_lanes_carry_goes_in_pipelines_of_at_most_pipeline_bytes(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 4)
+    sent = sizes_sent(writer)
     try:
-        tasks = appends(store, 1)
-        await until(lambda: _eq(held(redis_client), 1), "the first pipeline held by Redis")
-        tasks += appends(store, 59, first=1)  # queued behind it: the one lane is busy
-        await until(lambda: _now(len(writer.queue) == 59), "59 calls queued")
-        expected = pipelines_needed(writer)
-        assert expected >= 2
+        tasks = appends(store, 30)  # about 2 x PIPELINE_BYTES: two pipelines, not one
+        await until(lambda: _now(bool(sent) and not writer.queue), "the burst sent")
+        await until(lambda: _eq(held(redis_client), len(sent)), "Redis holding them")
+        assert sum(sent) > PIPELINE_BYTES
+        assert 2 <= len(sent) < 4  # two lanes' worth (or three, as the calls divide)
+        assert all(size <= PIPELINE_BYTES for size in sent)
         await paused()
         assert all(isinstance(r, Appended) for r in await asyncio.gather(*tasks))
-        assert len(sent) == 1 + expected
-        assert all(size <= PIPELINE_BYTES for size in sent)
     finally:
         await writer.stop()
+
+
+async def test_a_burst_larger_than_the_free_lanes_carry_is_shared_among_them_at_once(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 4)
+    sent = sizes_sent(writer)
+    try:
+        tasks = appends(store, 200)  # over 4 x PIPELINE_BYTES
+        # Nothing waits for a lane: all four pipelines carry everything, evenly.
+        await until(lambda: _eq(held(redis_client), 4), "four pipelines held by Redis")
+        assert not writer.queue and writer.in_flight == 4 and len(sent) == 4
+        assert sum(sent) > 4 * PIPELINE_BYTES
+        one_call = sum(sent) / 200
+        assert max(sent) - min(sent) <= 2 * one_call
+        await paused()
+        assert all(isinstance(r, Appended) for r in await asyncio.gather(*tasks))
+    finally:
+        await writer.stop()
+    assert all(r.ok for r in await verify_all(store))
 
 
 async def test_a_failed_pipeline_fails_only_its_own_calls(
@@ -235,9 +263,10 @@ async def test_stop_fails_the_pipelines_in_flight_and_the_queued_calls(
     store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
 ) -> None:
     writer = lanes(store, 2)
-    tasks = appends(store, 60)
+    tasks = appends(store, 50)
     await until(lambda: _eq(held(redis_client), 2), "both lanes' pipelines held by Redis")
-    assert len(writer.queue) > 0
+    tasks += appends(store, 10, first=50)  # queued: no lane is free
+    await until(lambda: _now(len(writer.queue) == 10), "ten calls queued")
     await writer.stop()
     # (Bounded: a call that stop() left hanging fails the test instead of stalling it.)
     results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
