@@ -35,8 +35,22 @@ the encoding of every argument. A lane keeps one redis-py ``Connection`` for its
 connecting, AUTH, TLS and the hiredis reply parser stay redis-py's), packs the commands
 with ``hiredis.pack_command`` (1.7 µs for an append's EVALSHA, against 4.7 µs in Python),
 writes a pipeline with one call and reads its replies with ``Connection.read_response``;
-one timeout covers the whole pipeline. That is within a few µs of the raw protocol, so no
-other client is needed. Redis itself spends about 50 µs running the script per call.
+one timeout covers the whole pipeline. That comes within about 10 µs of the raw protocol,
+so no other client is needed. Redis itself spends about 40-50 µs of CPU on each call.
+
+The writer as a whole, this one against the one before it (one pipeline in flight, a
+direct ``Script`` call when nothing else was on its way), measured side by side in one run
+with 50 streams (client CPU per event including ``EventStore.append``; appends per fsync
+counted with ``perf stat`` on Redis's ``fdatasync`` calls):
+
+==============================  ====================  ====================
+shape                           before                now (4 pipelines)
+==============================  ====================  ====================
+1 event per append, CPU         65-74 µs              32-36 µs
+1 event per append, per fsync   10 appends            27 appends
+8 events per append, per fsync  29 events             86-96 events
+one sequential writer, CPU      258-322 µs            147-164 µs
+==============================  ====================  ====================
 """
 
 from __future__ import annotations
@@ -112,10 +126,6 @@ class AppendWriter:
         self.pipelined = hasattr(client, "connection_pool")
         """A cluster client refuses scripts in pipelines: there, every call goes direct."""
 
-    @property
-    def running(self) -> bool:
-        return bool(self.lanes)
-
     def start(self) -> None:
         """Start the lanes (none for a cluster client: its calls go direct)."""
         if self.lanes or not self.pipelined:
@@ -144,7 +154,8 @@ class AppendWriter:
         _fail(list(queued), redis.exceptions.ConnectionError("the append writer stopped"))
         connections, self.connections = self.connections, []
         for conn in connections:
-            await conn.disconnect()
+            with contextlib.suppress(Exception):  # a connection already gone is fine
+                await conn.disconnect()
 
     async def call(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run the script: through the next free lane's pipeline with whatever else is
