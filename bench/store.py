@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import re
 import shutil
 import statistics
@@ -312,6 +313,7 @@ async def run(quick: bool) -> list[Result]:
     per_stream = 400 if quick else 1000
     runs = 1 if quick else 3
     es_seconds = 3.0 if quick else 5.0
+    have_es = importlib.util.find_spec("eventsourcing") is not None
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-sqlite-") as tmp:
         ts = int(time.time() * 1000)
         # The same sealed streams serve every run, each run under an organization of its own.
@@ -330,22 +332,24 @@ async def run(quick: bool) -> list[Result]:
             progress(f"store: one stream, sequential appends (run {r + 1}/{runs})")
             rate, seq_n = await sequential(redis.url, 4000 if quick else 12000, seq_seconds)
             seq.append(rate)
-            progress(f"store: eventsourcing-py on SQLite, 1 thread (run {r + 1}/{runs})")
-            rate, _n, es_size = await asyncio.to_thread(
-                sqlite_appends, Path(tmp), 1, 10**6, es_seconds
-            )
-            es_seq.append(rate)
+            if have_es:
+                progress(f"store: eventsourcing-py on SQLite, 1 thread (run {r + 1}/{runs})")
+                rate, _n, es_size = await asyncio.to_thread(
+                    sqlite_appends, Path(tmp), 1, 10**6, es_seconds
+                )
+                es_seq.append(rate)
             progress(f"store: {STREAMS} streams concurrent, 1 command per append (run {r + 1})")
             rate, _n, cpu = await concurrent(redis.url, work, 1)
             one.append(rate)
             one_cpu.append(cpu)
             rate, _n, _cpu = await concurrent(redis.url, work, 1, pipelines=1)
             single.append(rate)
-            progress(f"store: eventsourcing-py on SQLite, {STREAMS} threads (run {r + 1}/{runs})")
-            rate, _n, _size = await asyncio.to_thread(
-                sqlite_appends, Path(tmp), STREAMS, 10**6, es_seconds
-            )
-            es_conc.append(rate)
+            if have_es:
+                progress(f"store: eventsourcing-py on SQLite, {STREAMS} threads (run {r + 1})")
+                rate, _n, _size = await asyncio.to_thread(
+                    sqlite_appends, Path(tmp), STREAMS, 10**6, es_seconds
+                )
+                es_conc.append(rate)
         conc: dict[int, list[float]] = {}
         for batch in BATCHES:
             progress(f"store: {STREAMS} streams concurrent, {batch} commands per append")
@@ -357,8 +361,6 @@ async def run(quick: bool) -> list[Result]:
     seal_us = seal_cost()
     seq_rate = statistics.median(seq)
     one_rate = statistics.median(one)
-    es_conc_rate = statistics.median(es_conc)
-    es_seq_rate = statistics.median(es_seq)
     of = f"median of {runs}"
     rows = [
         Result(
@@ -401,48 +403,61 @@ async def run(quick: bool) -> list[Result]:
             f" an append; with 1 pipeline in flight: {_spread(single)}",
         )
     )
-    rows.append(
-        Result(
-            f"1f eventsourcing-py {ES_VERSION} on SQLite, {STREAMS} threads (1 event/save)",
-            es_conc_rate,
-            "events/s",
-            note=f"WAL, synchronous=FULL, same disk as Redis's AOF; one aggregate per thread,"
-            f" one event per save ({es_size} bytes stored, this store's is {payload});"
-            f" {es_seconds:.0f} s a run; {of}: {_spread(es_conc)}",
+    if have_es:
+        rows.append(
+            Result(
+                f"1f eventsourcing-py {ES_VERSION} on SQLite, {STREAMS} threads (1 event/save)",
+                statistics.median(es_conc),
+                "events/s",
+                note=f"WAL, synchronous=FULL, same disk as Redis's AOF; one aggregate per thread,"
+                f" one event per save ({es_size} bytes stored, this store's is {payload});"
+                f" {es_seconds:.0f} s a run; {of}: {_spread(es_conc)}",
+            )
         )
-    )
-    rows.append(
-        Result(
-            f"1g eventsourcing-py {ES_VERSION} on SQLite, 1 thread (1 event/save)",
-            es_seq_rate,
-            "events/s",
-            note=f"as 1f with one thread; {of}: {_spread(es_seq)}",
+        rows.append(
+            Result(
+                f"1g eventsourcing-py {ES_VERSION} on SQLite, 1 thread (1 event/save)",
+                statistics.median(es_seq),
+                "events/s",
+                note=f"as 1f with one thread; {of}: {_spread(es_seq)}",
+            )
         )
-    )
-    conc_ratios = [a / b for a, b in zip(one, es_conc, strict=True)]
-    seq_ratios = [a / b for a, b in zip(seq, es_seq, strict=True)]
-    rows.append(
-        at_least(
-            "1h ratio 1e / 1f (50 writers: this store / SQLite)",
-            statistics.median(conc_ratios),
-            "x",
-            TARGET_CONCURRENT_RATIO,
-            note=f"{of} ratios, each of two runs measured one after the other:"
-            f" {', '.join(f'{r:.2f}' for r in conc_ratios)}",
-            digits=2,
+        conc_ratios = [a / b for a, b in zip(one, es_conc, strict=True)]
+        seq_ratios = [a / b for a, b in zip(seq, es_seq, strict=True)]
+        rows.append(
+            at_least(
+                "1h ratio 1e / 1f (50 writers: this store / SQLite)",
+                statistics.median(conc_ratios),
+                "x",
+                TARGET_CONCURRENT_RATIO,
+                note=f"{of} ratios, each of two runs measured one after the other:"
+                f" {', '.join(f'{r:.2f}' for r in conc_ratios)}",
+                digits=2,
+            )
         )
-    )
-    rows.append(
-        at_least(
-            "1i ratio 1a / 1g (one sequential writer: this store / SQLite)",
-            statistics.median(seq_ratios),
-            "x",
-            TARGET_SEQUENTIAL_RATIO,
-            note=f"{of} ratios, each of two runs measured one after the other:"
-            f" {', '.join(f'{r:.2f}' for r in seq_ratios)}",
-            digits=2,
+        rows.append(
+            at_least(
+                "1i ratio 1a / 1g (one sequential writer: this store / SQLite)",
+                statistics.median(seq_ratios),
+                "x",
+                TARGET_SEQUENTIAL_RATIO,
+                note=f"{of} ratios, each of two runs measured one after the other:"
+                f" {', '.join(f'{r:.2f}' for r in seq_ratios)}",
+                digits=2,
+            )
         )
-    )
+    else:
+        missing = "eventsourcing not installed (the bench extra)"
+        for figure, unit in (
+            (
+                f"1f eventsourcing-py {ES_VERSION} on SQLite, {STREAMS} threads (1 event/save)",
+                "events/s",
+            ),
+            (f"1g eventsourcing-py {ES_VERSION} on SQLite, 1 thread (1 event/save)", "events/s"),
+            ("1h ratio 1e / 1f (50 writers: this store / SQLite)", "x"),
+            ("1i ratio 1a / 1g (one sequential writer: this store / SQLite)", "x"),
+        ):
+            rows.append(Result(figure, None, unit, absent=missing))
     if ceiling is None:
         rows.append(
             Result(
