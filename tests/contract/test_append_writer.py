@@ -99,6 +99,14 @@ async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
     raise AssertionError(f"never: {what}")
 
 
+async def _eq(got: Awaitable[int], want: int) -> bool:
+    return await got == want
+
+
+async def _now(value: bool) -> bool:
+    return value
+
+
 async def held(client: aioredis.Redis) -> int:
     """Connections whose script calls Redis holds (paused) right now."""
     return sum(1 for c in await client.client_list() if "b" in c["flags"])
@@ -128,16 +136,6 @@ def appends(store: EventStore, n: int, first: int = 0) -> list[asyncio.Task[obje
         return await store.append(stream, Head(0), [write(f"{stream}-c", [env])])
 
     return [asyncio.create_task(one(i)) for i in range(first, first + n)]
-
-
-def pipelines_needed(writer: AppendWriter) -> int:
-    """How many pipelines the queued calls make (each at most PIPELINE_BYTES)."""
-    count, size = 0, PIPELINE_BYTES + 1
-    for call in writer.queue:
-        if size + len(call.packed) > PIPELINE_BYTES:
-            count, size = count + 1, 0
-        size += len(call.packed)
-    return count
 
 
 def lanes(store: EventStore, n: int) -> AppendWriter:
@@ -170,14 +168,6 @@ async def test_several_pipelines_are_in_flight_at_once_each_on_its_own_connectio
     finally:
         await writer.stop()
     assert all(r.ok for r in await verify_all(store))
-
-
-async def _eq(got: Awaitable[int], want: int) -> bool:
-    return await got == want
-
-
-async def _now(value: bool) -> bool:
-    return value
 
 
 def sizes_sent(writer: AppendWriter) -> list[int]:
