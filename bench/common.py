@@ -42,8 +42,12 @@ class Result:
     met: bool | None = None
     note: str = ""
     digits: int = 0
+    absent: str = ""
+    """Why the figure was not measured (a tool not installed): shown instead of a value."""
 
     def shown(self) -> str:
+        if self.absent:
+            return f"not measured: {self.absent}"
         if self.value is None:
             return "failed"
         return f"{self.value:,.{self.digits}f}"

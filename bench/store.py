@@ -2,24 +2,41 @@
 
 Each append is what a table actor writes for accepted bets: per command, one ``BetPlaced``
 envelope, its idempotency key, its stored reply and a guarded balance move, through
-``EventStore.append`` (the Lua script). Envelopes are sealed (hash chained) before the timed
-loop; msgpack encoding, the script call and Redis's fsync are inside it. The cost of
-``seal`` itself is reported on its own row.
+``EventStore.append`` (the Lua script) and the append writer's pipelines. Envelopes are
+sealed (hash chained) before the timed loop; msgpack encoding, the script call and Redis's
+fsync are inside it. The cost of ``seal`` itself is reported on its own row.
+
+In the same run, against the same disk: eventsourcing-py (``pip install -e '.[bench]'``) on
+SQLite in WAL mode with ``synchronous=FULL`` (every commit fsynced, as ``appendfsync
+always`` fsyncs every acknowledged write), one aggregate per stream and one event of the
+same fields as a ``BetPlaced`` per save, 50 threads and one; and ``redis-benchmark``'s
+XADD with 50 clients on the same Redis, the ceiling of what that Redis fsyncs a second.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib.util
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
+import threading
 import time
 import uuid
+from pathlib import Path
+from typing import Any
 
 import redis.asyncio as aioredis
 
 from bench.common import Result, at_least, own_redis, progress, unique_org
+from events.codec import encode
 from events.envelope import GENESIS_HASH, seal
 from events.tables import BetPlaced
 from services.store import keys
+from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import (
     Appended,
     BalanceMove,
@@ -28,10 +45,17 @@ from services.store.redis_store import (
     Head,
     pack_result,
 )
+from services.store.writer import PIPELINES, AppendWriter
 
 STREAMS = 50
 BATCHES = (8, 32)
 """Commands per append in the concurrent figures (group commits; the actor takes up to 64)."""
+ES_VERSION = "9.5.6"
+"""The eventsourcing-py release compared with (pinned in pyproject.toml's ``bench`` extra)."""
+TARGET_CONCURRENT_RATIO = 5.0
+"""This store with 50 writers (one command per append) against SQLite with 50 threads."""
+TARGET_SEQUENTIAL_RATIO = 1.0
+"""This store with one sequential writer against SQLite with one thread."""
 
 
 def _commands(stream: str, player: str, count: int, ts: int) -> list[CommandWrite]:
@@ -79,9 +103,10 @@ async def _fund(client: aioredis.Redis, org: str, players: list[str]) -> None:
 async def sequential(url: str, count: int, seconds: float) -> tuple[float, int]:
     """One stream, one awaited append of one command (one event) at a time."""
     client = aioredis.Redis.from_url(url, decode_responses=False)
+    org = unique_org("store-seq")
+    store = EventStore(client, org)
+    store.writer.start()
     try:
-        org = unique_org("store-seq")
-        store = EventStore(client, org)
         await _fund(client, org, ["p-0"])
         commands = _commands("table:seq", "p-0", count, int(time.time() * 1000))
         head = Head(0)
@@ -101,15 +126,22 @@ async def sequential(url: str, count: int, seconds: float) -> tuple[float, int]:
                 break
         return done / (time.perf_counter() - started), done
     finally:
+        await store.writer.stop()
         await client.aclose()
 
 
-async def concurrent(url: str, work: list[list[CommandWrite]], batch: int) -> tuple[float, int]:
-    """``STREAMS`` tasks, each appending ``batch`` commands at a time to its own stream."""
+async def concurrent(
+    url: str, work: list[list[CommandWrite]], batch: int, pipelines: int = PIPELINES
+) -> tuple[float, int, float]:
+    """``STREAMS`` tasks, each appending ``batch`` commands at a time to its own stream,
+    through an append writer with ``pipelines`` in flight: (events/s, events, this
+    process's CPU µs per event)."""
     client = aioredis.Redis.from_url(url, decode_responses=False, max_connections=STREAMS + 4)
+    org = unique_org("store-conc")
+    store = EventStore(client, org)
+    store.writer = AppendWriter(client, store.writer.source, pipelines=pipelines)
+    store.writer.start()
     try:
-        org = unique_org("store-conc")
-        store = EventStore(client, org)
         await _fund(client, org, [c[0].moves[0].player for c in work])
 
         async def writer(stream: str, commands: list[CommandWrite]) -> int:
@@ -127,12 +159,15 @@ async def concurrent(url: str, work: list[list[CommandWrite]], batch: int) -> tu
 
         # Open the connections first so that the timed part measures appends, not connects.
         await asyncio.gather(*(client.ping() for _ in range(STREAMS)))
+        cpu = time.process_time()
         started = time.perf_counter()
         counts = await asyncio.gather(*(writer(c[0].events[0].stream, c) for c in work))
         elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         total = sum(counts)
-        return total / elapsed, total
+        return total / elapsed, total, cpu / total * 1e6
     finally:
+        await store.writer.stop()
         await client.aclose()
 
 
@@ -159,28 +194,182 @@ def seal_cost(count: int = 5000) -> float:
     return (time.perf_counter() - started) / count * 1e6
 
 
+@functools.cache
+def _eventsourcing() -> tuple[Any, Any, Any]:
+    """eventsourcing-py's Application, an aggregate taking BetPlaced events, and its SQLite
+    connection pool (imported here: the library is only in the ``bench`` extra)."""
+    from eventsourcing.application import Application
+    from eventsourcing.domain import Aggregate, event
+    from eventsourcing.sqlite import SQLiteConnectionPool
+
+    class Table(Aggregate):
+        @event("BetPlaced")
+        def place_bet(
+            self, round: int, bet_id: str, player: str, bet: dict[str, Any], amount: int
+        ) -> None:
+            pass
+
+    return Application, Table, SQLiteConnectionPool
+
+
+def sqlite_appends(
+    directory: Path, threads: int, per_thread: int, seconds: float
+) -> tuple[float, int, int]:
+    """eventsourcing-py on SQLite (WAL, ``synchronous=FULL``): ``threads`` threads, each
+    saving one event at a time to an aggregate of its own, for at most ``seconds``:
+    (events/s, events, bytes of one stored event's state)."""
+    application, table_class, pool_class = _eventsourcing()
+    create = pool_class._create_connection
+
+    def full_sync(pool: Any) -> Any:
+        # FULL is SQLite's usual default; set it so the comparison never rests on a build.
+        conn = create(pool)
+        conn._sqlite_conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    db = directory / f"es-{threads}-{time.monotonic_ns()}.db"
+    pool_class._create_connection = full_sync
+    try:
+        app: Any = application(
+            env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db)}
+        )
+        with app.recorder.datastore.transaction(commit=False) as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            journal = cursor.fetchone()[0]
+            cursor.execute("PRAGMA synchronous")
+            sync = cursor.fetchone()[0]
+        if journal.lower() != "wal" or sync != 2:
+            raise RuntimeError(f"SQLite runs journal_mode={journal} synchronous={sync}")
+        tables = [table_class() for _ in range(threads)]
+        app.save(*tables)
+        gate = threading.Barrier(threads + 1)
+        done = [0] * threads
+        deadline = [0.0]
+
+        def writer(i: int) -> None:
+            table = tables[i]
+            gate.wait()
+            for n in range(per_thread):
+                table.place_bet(
+                    round=1,
+                    bet_id=f"t{i}.1.{n + 1}",
+                    player=f"p-{i}",
+                    bet={"kind": "straight", "numbers": [str(n % 37)]},
+                    amount=1,
+                )
+                app.save(table)
+                done[i] += 1
+                if time.perf_counter() >= deadline[0]:
+                    return
+
+        workers = [threading.Thread(target=writer, args=(i,)) for i in range(threads)]
+        for w in workers:
+            w.start()
+        started = time.perf_counter()
+        deadline[0] = started + seconds
+        gate.wait()
+        for w in workers:
+            w.join()
+        elapsed = time.perf_counter() - started
+        size = _stored_size(app, tables[0])
+        app.close()
+        return sum(done) / elapsed, sum(done), size
+    finally:
+        pool_class._create_connection = create
+
+
+def _stored_size(app: Any, table: Any) -> int:
+    """Bytes of the state of the aggregate's last stored event."""
+    [last] = app.recorder.select_events(table.id, desc=True, limit=1)
+    return len(last.state)
+
+
+_RPS = re.compile(r"([0-9][0-9.]*) requests per second")
+
+
+def redis_benchmark_xadd(redis: EmbeddedRedis, payload_bytes: int, requests: int) -> float | None:
+    """``redis-benchmark``'s XADD rate with 50 clients, one command each in flight (``-P
+    1``), a field of ``payload_bytes``; None when redis-benchmark is not installed."""
+    binary = shutil.which("redis-benchmark")
+    if binary is None:
+        return None
+    # The bench's own throwaway Redis: its password may show on a command line.
+    args = [binary, "-h", "127.0.0.1", "-p", str(redis.port), "-a", redis.password or ""]
+    args += ["-c", "50", "-n", str(requests), "-P", "1", "-q"]
+    args += ["XADD", "bench-stream", "*", "e", "x" * payload_bytes]
+    done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=300)
+    found = _RPS.findall(done.stdout.replace("\r", "\n"))
+    if not found:
+        raise RuntimeError(f"redis-benchmark printed no rate: {done.stdout[-300:]!r}")
+    return float(found[-1])
+
+
+def _spread(rates: list[float]) -> str:
+    return ", ".join(f"{r:,.0f}" for r in rates)
+
+
 async def run(quick: bool) -> list[Result]:
     seq_seconds = 2.0 if quick else 4.0
     per_stream = 400 if quick else 1000
     runs = 1 if quick else 3
-    with own_redis() as redis:
-        progress("store: one stream, sequential appends")
-        seq_rate, seq_n = await sequential(redis.url, 4000 if quick else 12000, seq_seconds)
+    es_seconds = 3.0 if quick else 5.0
+    have_es = importlib.util.find_spec("eventsourcing") is not None
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-sqlite-") as tmp:
         ts = int(time.time() * 1000)
         # The same sealed streams serve every run, each run under an organization of its own.
         work = [_commands(f"table:s{i}", f"p-{i}", per_stream, ts) for i in range(STREAMS)]
+        payload = len(encode(work[0][0].events[0]))  # what each XADD of an append stores
+        seq: list[float] = []
+        seq_n = 0
+        one: list[float] = []
+        one_cpu: list[float] = []
+        single: list[float] = []
+        es_conc: list[float] = []
+        es_seq: list[float] = []
+        es_size = 0
+        # Interleaved, so that both stores share whatever else the machine does.
+        for r in range(runs):
+            progress(f"store: one stream, sequential appends (run {r + 1}/{runs})")
+            rate, seq_n = await sequential(redis.url, 4000 if quick else 12000, seq_seconds)
+            seq.append(rate)
+            if have_es:
+                progress(f"store: eventsourcing-py on SQLite, 1 thread (run {r + 1}/{runs})")
+                rate, _n, es_size = await asyncio.to_thread(
+                    sqlite_appends, Path(tmp), 1, 10**6, es_seconds
+                )
+                es_seq.append(rate)
+            progress(f"store: {STREAMS} streams concurrent, 1 command per append (run {r + 1})")
+            rate, _n, cpu = await concurrent(redis.url, work, 1)
+            one.append(rate)
+            one_cpu.append(cpu)
+            rate, _n, _cpu = await concurrent(redis.url, work, 1, pipelines=1)
+            single.append(rate)
+            if have_es:
+                progress(f"store: eventsourcing-py on SQLite, {STREAMS} threads (run {r + 1})")
+                rate, _n, _size = await asyncio.to_thread(
+                    sqlite_appends, Path(tmp), STREAMS, 10**6, es_seconds
+                )
+                es_conc.append(rate)
         conc: dict[int, list[float]] = {}
         for batch in BATCHES:
             progress(f"store: {STREAMS} streams concurrent, {batch} commands per append")
             conc[batch] = [(await concurrent(redis.url, work, batch))[0] for _ in range(runs)]
+        progress("store: redis-benchmark XADD, 50 clients")
+        ceiling = await asyncio.to_thread(
+            redis_benchmark_xadd, redis, payload, 20_000 if quick else 100_000
+        )
     seal_us = seal_cost()
+    seq_rate = statistics.median(seq)
+    one_rate = statistics.median(one)
+    of = f"median of {runs}"
     rows = [
         Result(
             "1a store appends, 1 stream sequential (1 event/append)",
             seq_rate,
             "events/s",
             note=f"{seq_n:,} awaited EventStore.append calls, each 1 BetPlaced + key + result"
-            " + balance move; envelopes pre-sealed; encode + Lua + fsync timed",
+            " + balance move; envelopes pre-sealed; encode + Lua + fsync timed;"
+            f" {of}: {_spread(seq)}",
         )
     ]
     for letter, (batch, rates) in zip("bc", conc.items(), strict=True):
@@ -192,7 +381,7 @@ async def run(quick: bool) -> list[Result]:
                 40_000,
                 note=f"{STREAMS} tasks x {per_stream:,} events, {batch} commands per append (each"
                 " 1 BetPlaced + key + result + balance move); pre-sealed; encode + Lua + fsync"
-                f" timed; median of {runs}: {', '.join(f'{r:,.0f}' for r in rates)}",
+                f" timed; {of}: {_spread(rates)}",
             )
         )
     rows.append(
@@ -204,4 +393,98 @@ async def run(quick: bool) -> list[Result]:
             digits=1,
         )
     )
+    rows.append(
+        Result(
+            f"1e store appends, {STREAMS} streams concurrent (1 event/append)",
+            one_rate,
+            "events/s",
+            note=f"as 1b with one command per append, {PIPELINES} pipelines in flight;"
+            f" {of}: {_spread(one)}; this process's CPU {statistics.median(one_cpu):.0f} us"
+            f" an append; with 1 pipeline in flight: {_spread(single)}",
+        )
+    )
+    if have_es:
+        rows.append(
+            Result(
+                f"1f eventsourcing-py {ES_VERSION} on SQLite, {STREAMS} threads (1 event/save)",
+                statistics.median(es_conc),
+                "events/s",
+                note=f"WAL, synchronous=FULL, same disk as Redis's AOF; one aggregate per thread,"
+                f" one event per save ({es_size} bytes stored, this store's is {payload});"
+                f" {es_seconds:.0f} s a run; {of}: {_spread(es_conc)}",
+            )
+        )
+        rows.append(
+            Result(
+                f"1g eventsourcing-py {ES_VERSION} on SQLite, 1 thread (1 event/save)",
+                statistics.median(es_seq),
+                "events/s",
+                note=f"as 1f with one thread; {of}: {_spread(es_seq)}",
+            )
+        )
+        conc_ratios = [a / b for a, b in zip(one, es_conc, strict=True)]
+        seq_ratios = [a / b for a, b in zip(seq, es_seq, strict=True)]
+        rows.append(
+            at_least(
+                "1h ratio 1e / 1f (50 writers: this store / SQLite)",
+                statistics.median(conc_ratios),
+                "x",
+                TARGET_CONCURRENT_RATIO,
+                note=f"{of} ratios, each of two runs measured one after the other:"
+                f" {', '.join(f'{r:.2f}' for r in conc_ratios)}",
+                digits=2,
+            )
+        )
+        rows.append(
+            at_least(
+                "1i ratio 1a / 1g (one sequential writer: this store / SQLite)",
+                statistics.median(seq_ratios),
+                "x",
+                TARGET_SEQUENTIAL_RATIO,
+                note=f"{of} ratios, each of two runs measured one after the other:"
+                f" {', '.join(f'{r:.2f}' for r in seq_ratios)}",
+                digits=2,
+            )
+        )
+    else:
+        missing = "eventsourcing not installed (the bench extra)"
+        for figure, unit in (
+            (
+                f"1f eventsourcing-py {ES_VERSION} on SQLite, {STREAMS} threads (1 event/save)",
+                "events/s",
+            ),
+            (f"1g eventsourcing-py {ES_VERSION} on SQLite, 1 thread (1 event/save)", "events/s"),
+            ("1h ratio 1e / 1f (50 writers: this store / SQLite)", "x"),
+            ("1i ratio 1a / 1g (one sequential writer: this store / SQLite)", "x"),
+        ):
+            rows.append(Result(figure, None, unit, absent=missing))
+    if ceiling is None:
+        rows.append(
+            Result(
+                "1j redis-benchmark XADD, 50 clients, same Redis",
+                None,
+                "requests/s",
+                absent="redis-benchmark not found",
+                note="not measured: install redis-tools (make bench does, with apt-get)",
+            )
+        )
+    else:
+        rows.append(
+            Result(
+                "1j redis-benchmark XADD, 50 clients, same Redis",
+                ceiling,
+                "requests/s",
+                note=f"redis-benchmark -c 50 -P 1 XADD bench-stream * e <{payload} bytes>,"
+                " appendfsync always: one XADD per request, no script",
+            )
+        )
+        rows.append(
+            Result(
+                "1k ratio 1e / 1j (50 writers: this store / redis-benchmark XADD)",
+                one_rate / ceiling,
+                "x",
+                note="each append runs the whole script: 2 XADD, 2 HSET, HINCRBY, SADD and checks",
+                digits=2,
+            )
+        )
     return rows

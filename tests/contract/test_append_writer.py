@@ -1,14 +1,20 @@
 """The append writer (services/store/writer.py) on a real Redis: appends of many streams that
-are ready together travel in one pipeline, each keeps its own all-or-nothing result, and a
-Redis that lost its script cache is handled."""
+are ready together travel in pipelines, several in flight at once on connections of their
+own; each call keeps its own all-or-nothing result, a failed pipeline fails only its own
+calls, stopping fails what is in flight, and a Redis that lost its script cache is handled.
+
+Pipelines are held in flight with ``CLIENT PAUSE … WRITE`` (Redis runs no script until
+``CLIENT UNPAUSE``; this test's own client, which only reads, goes on meanwhile)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+import redis.exceptions
 
 from events.cage import ChipsIssued
 from services.store.redis_store import (
@@ -20,6 +26,7 @@ from services.store.redis_store import (
     VersionConflict,
 )
 from services.store.verify import verify_all
+from services.store.writer import PIPELINE_BYTES, AppendWriter
 from tests.contract.test_event_store import chain, write
 
 
@@ -46,7 +53,7 @@ async def test_concurrent_appends_share_pipelines_and_each_gets_its_own_result(
 
     outcomes = await asyncio.gather(*(append_three(s) for s in streams))
     assert all(isinstance(o, Appended) for got in outcomes for o in got)
-    assert piped.writer.queue.empty()
+    assert not piped.writer.queue
     for stream in streams:
         assert (await piped.head(stream)).version == 3
     assert all(r.ok for r in await verify_all(piped))
@@ -76,12 +83,191 @@ async def test_a_redis_that_lost_its_scripts_is_served_again(
     await redis_client.script_flush()
     streams = [f"table:s-{i}" for i in range(10)]
     envs = {s: chain([ChipsIssued(player="p", amount=1)], s) for s in streams}
-    piped.writer.in_flight += 1  # as if another append were on its way: all go by pipeline
-    try:
-        results = await asyncio.gather(
-            *(piped.append(s, Head(0), [write(s, envs[s])]) for s in streams)
-        )
-    finally:
-        piped.writer.in_flight -= 1
+    results = await asyncio.gather(
+        *(piped.append(s, Head(0), [write(s, envs[s])]) for s in streams)
+    )
     assert all(isinstance(r, Appended) for r in results)
     assert all(r.ok for r in await verify_all(piped))
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Wait (a bounded number of loop turns) for the writer or Redis to reach a state."""
+    for _ in range(2000):
+        if await check():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"never: {what}")
+
+
+async def _eq(got: Awaitable[int], want: int) -> bool:
+    return await got == want
+
+
+async def _now(value: bool) -> bool:
+    return value
+
+
+async def held(client: aioredis.Redis) -> int:
+    """Connections whose script calls Redis holds (paused) right now."""
+    return sum(1 for c in await client.client_list() if "b" in c["flags"])
+
+
+@pytest.fixture
+async def paused(redis_client: aioredis.Redis) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Pause Redis's writes now; the fixture's value unpauses them (also at the end)."""
+
+    async def unpause() -> None:
+        await redis_client.execute_command("CLIENT", "UNPAUSE")
+
+    await redis_client.execute_command("CLIENT", "PAUSE", 30_000, "WRITE")
+    try:
+        yield unpause
+    finally:
+        await unpause()
+
+
+def appends(store: EventStore, n: int, first: int = 0) -> list[asyncio.Task[object]]:
+    """``n`` appends of one command each, to streams of their own (``table:w-<first>``
+    on), as tasks."""
+
+    async def one(i: int) -> object:
+        stream = f"table:w-{i:03d}"
+        [env] = chain([ChipsIssued(player="p", amount=1000 + i)], stream)
+        return await store.append(stream, Head(0), [write(f"{stream}-c", [env])])
+
+    return [asyncio.create_task(one(i)) for i in range(first, first + n)]
+
+
+def lanes(store: EventStore, n: int) -> AppendWriter:
+    store.writer = AppendWriter(store.redis, store.writer.source, pipelines=n)
+    store.writer.start()
+    return store.writer
+
+
+async def test_several_pipelines_are_in_flight_at_once_each_on_its_own_connection(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 3)
+    try:
+        tasks = appends(store, 80)  # well over three pipelines' worth of bytes
+        # Redis holds a pipeline from each of three connections at once.
+        await until(lambda: _eq(held(redis_client), 3), "three pipelines held by Redis")
+        assert writer.in_flight == 3
+        assert not any(task.done() for task in tasks)
+        # Calls made now wait for a free lane ...
+        tasks += appends(store, 5, first=80)
+        await until(lambda: _now(len(writer.queue) == 5), "five calls queued")
+        assert writer.in_flight == 3
+        await paused()
+        results = await asyncio.gather(*tasks)
+        assert all(isinstance(r, Appended) for r in results)
+        assert not writer.queue and writer.in_flight == 0
+        # ... and go when one is free.
+        for i in range(85):
+            assert (await store.head(f"table:w-{i:03d}")).version == 1
+    finally:
+        await writer.stop()
+    assert all(r.ok for r in await verify_all(store))
+
+
+def sizes_sent(writer: AppendWriter) -> list[int]:
+    """The command bytes of each pipeline the writer sends from now on."""
+    sent: list[int] = []
+    real = writer._pipeline
+
+    async def counted(conn: Any, calls: list[Any], out: list[Any]) -> None:
+        sent.append(sum(len(call.packed) for call in calls))
+        await real(conn, calls, out)
+
+    writer._pipeline = counted  # type: ignore[method-assign]
+    return sent
+
+
+async def test_a_burst_the_free_lanes_carry_goes_in_pipelines_of_at_most_pipeline_bytes(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 4)
+    sent = sizes_sent(writer)
+    try:
+        tasks = appends(store, 30)  # about 2 x PIPELINE_BYTES: two pipelines, not one
+        await until(lambda: _now(bool(sent) and not writer.queue), "the burst sent")
+        await until(lambda: _eq(held(redis_client), len(sent)), "Redis holding them")
+        assert sum(sent) > PIPELINE_BYTES
+        assert 2 <= len(sent) < 4  # two lanes' worth (or three, as the calls divide)
+        assert all(size <= PIPELINE_BYTES for size in sent)
+        await paused()
+        assert all(isinstance(r, Appended) for r in await asyncio.gather(*tasks))
+    finally:
+        await writer.stop()
+
+
+async def test_a_burst_larger_than_the_free_lanes_carry_is_shared_among_them_at_once(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 4)
+    sent = sizes_sent(writer)
+    try:
+        tasks = appends(store, 200)  # over 4 x PIPELINE_BYTES
+        # Nothing waits for a lane: all four pipelines carry everything, evenly.
+        await until(lambda: _eq(held(redis_client), 4), "four pipelines held by Redis")
+        assert not writer.queue and writer.in_flight == 4 and len(sent) == 4
+        assert sum(sent) > 4 * PIPELINE_BYTES
+        one_call = sum(sent) / 200
+        assert max(sent) - min(sent) <= 2 * one_call
+        await paused()
+        assert all(isinstance(r, Appended) for r in await asyncio.gather(*tasks))
+    finally:
+        await writer.stop()
+    assert all(r.ok for r in await verify_all(store))
+
+
+async def test_a_failed_pipeline_fails_only_its_own_calls(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 3)
+    try:
+        tasks = appends(store, 40)
+        await until(lambda: _eq(held(redis_client), 3), "three pipelines held by Redis")
+        # One lane's connection drops while Redis holds its pipeline: Redis never runs it.
+        await writer.connections[0].disconnect()
+        await until(lambda: _eq(held(redis_client), 2), "the dropped one gone")
+        await paused()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        failed = [i for i, r in enumerate(results) if isinstance(r, BaseException)]
+        done = [i for i, r in enumerate(results) if isinstance(r, Appended)]
+        assert failed and done and len(failed) + len(done) == 40
+        assert all(isinstance(results[i], redis.exceptions.ConnectionError) for i in failed)
+        for i in failed:
+            assert (await store.head(f"table:w-{i:03d}")).version == 0
+        for i in done:
+            assert (await store.head(f"table:w-{i:03d}")).version == 1
+        # The lane reconnects: the failed appends go through when tried again.
+        again = await asyncio.gather(*(appends(store, 1, first=i)[0] for i in failed))
+        assert all(isinstance(r, Appended) for r in again)
+    finally:
+        await writer.stop()
+    assert all(r.ok for r in await verify_all(store))
+
+
+async def test_stop_fails_the_pipelines_in_flight_and_the_queued_calls(
+    store: EventStore, redis_client: aioredis.Redis, paused: Callable[[], Awaitable[None]]
+) -> None:
+    writer = lanes(store, 2)
+    tasks = appends(store, 50)
+    await until(lambda: _eq(held(redis_client), 2), "both lanes' pipelines held by Redis")
+    tasks += appends(store, 10, first=50)  # queued: no lane is free
+    await until(lambda: _now(len(writer.queue) == 10), "ten calls queued")
+    await writer.stop()
+    # (Bounded: a call that stop() left hanging fails the test instead of stalling it.)
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+    assert all(isinstance(r, redis.exceptions.ConnectionError) for r in results)
+    assert all("stopped" in str(r) for r in results)
+    assert not writer.lanes and not writer.queue and writer.in_flight == 0
+    await until(lambda: _eq(held(redis_client), 0), "the stopped lanes' connections gone")
+    await paused()
+    # Their connections were dropped before Redis ran them: nothing was written ...
+    for i in range(60):
+        assert (await store.head(f"table:w-{i:03d}")).version == 0
+    # ... and a stopped writer still appends, directly.
+    [env] = chain([ChipsIssued(player="p", amount=1)], "table:after")
+    assert isinstance(await store.append("table:after", Head(0), [write("a", [env])]), Appended)

@@ -209,13 +209,12 @@ async def test_wait_on_a_single_redis_covers_direct_and_pipelined_appends(
     client = await open_redis(_url(primary))
     store = EventStore(client, org, wait_replicas=1, wait_timeout_ms=300)
     unguarded = EventStore(client, org)
-    store.writer.start()
     try:
-        # Direct calls (the first after Redis forgot its scripts), then calls that share
-        # pipelines: all confirmed by the replica.
+        # Direct calls (the writer not started; the first after Redis forgot its scripts),
+        # then calls that share the writer's pipelines: all confirmed by the replica.
         await client.script_flush()
         assert all(isinstance(o, Appended) for o in await append_n(store, "cage", 3, "d"))
-        store.writer.in_flight += 1  # as if another append were on its way: all pipelined
+        store.writer.start()
         streams = [f"table:t-{i}" for i in range(8)]
         got = await asyncio.gather(*(append_n(store, s, 2, s) for s in streams))
         assert all(isinstance(o, Appended) for outcomes in got for o in outcomes)
@@ -228,7 +227,7 @@ async def test_wait_on_a_single_redis_covers_direct_and_pipelined_appends(
                 return_exceptions=True,
             )
             assert all(isinstance(e, NotReplicated) for e in pending), pending
-            store.writer.in_flight -= 1
+            await store.writer.stop()
             # Direct: the same.
             with pytest.raises(NotReplicated, match=r"^not confirmed on 1 replica "):
                 await append_n(store, "cage", 1, "d-cut")
