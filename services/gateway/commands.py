@@ -15,6 +15,7 @@ import asyncio
 import base64
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -22,7 +23,15 @@ import structlog
 from services.actor import STORE_ERRORS, Reply, Submission, error_reply
 from services.aggregates import RuleError
 from services.gateway.auth import Principal
-from services.gateway.ops import OPS, Op, ParsedCommand, check_off_stream, op_spec, parse_command
+from services.gateway.ops import (
+    OPS,
+    Op,
+    ParsedCommand,
+    check_off_stream,
+    op_spec,
+    parse_command,
+    parse_frame,
+)
 from services.gateway.protocol import ProtocolError
 from services.license import occasion_open
 from services.raffles import board
@@ -56,18 +65,25 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
     return await submit_command(runtime, who, msg)
 
 
-def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asyncio.Future[Reply]:
+Then = Callable[[Reply], None]
+"""Called with a command's one reply when it is known (the websocket writes it)."""
+
+
+def submit_command(
+    runtime: Runtime, who: Principal, msg: dict[str, Any], then: Then | None = None
+) -> asyncio.Future[Reply]:
     """Check one command for ``who`` and queue it for its actor; the future is its one
-    reply (without ``re``), counted in the metrics and, when refused, logged. A table's
-    and the cage's commands are refused (``occasion_closed``) outside the night's occasion
-    window; raffles and off-stream ops are not bound by it."""
+    reply (without ``re``), counted in the metrics and, when refused, logged, and handed
+    to ``then`` too when given. A table's and the cage's commands are refused
+    (``occasion_closed``) outside the night's occasion window; raffles and off-stream ops
+    are not bound by it."""
     started = time.perf_counter()
     op = msg.get("op")
     now_ms = time.time_ns() // 1_000_000
     try:
         spec = op_spec(msg)
         if spec.aggregate.off_stream:
-            return _off_stream_command(runtime, who, spec, msg, started)
+            return _off_stream_command(runtime, who, spec, msg, started, then)
         parsed = parse_command(
             msg,
             who,
@@ -87,7 +103,48 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
             )
     except ProtocolError as e:
         runtime.metrics.answered(op if isinstance(op, str) and op in OPS else "invalid", e.code)
-        return _resolved(error_reply(e.code, e.message))
+        refusal = error_reply(e.code, e.message)
+        if then is not None:
+            then(refusal)
+        return _resolved(refusal)
+    return _queue(runtime, who, parsed, started, then)
+
+
+def submit_frame(runtime: Runtime, who: Principal, text: str, then: Then) -> str | None:
+    """The typed path of a websocket frame (:func:`services.gateway.ops.parse_frame`): a
+    well-formed command the principal may send, in the occasion's window, is queued for
+    its actor at once (its reply goes to ``then``) and its id returned; any other frame
+    returns None, and :func:`submit_command` answers it after ``json.loads``."""
+    started = time.perf_counter()
+    now_ms = time.time_ns() // 1_000_000
+    night = runtime.night
+    parsed = parse_frame(
+        text,
+        who,
+        runtime.table_ids,
+        runtime.supervisor.raffles,
+        now_ms=now_ms,
+        organization=night.organization_name,
+        occasion=night.occasion,
+    )
+    if parsed is None:
+        return None
+    assert parsed.spec is not None
+    if parsed.spec.aggregate.occasion_bound and not occasion_open(
+        night.occasion_starts_at, night.occasion_ends_at, now_ms
+    ):
+        return None
+    _queue(runtime, who, parsed, started, then)
+    return parsed.id
+
+
+def _queue(
+    runtime: Runtime, who: Principal, parsed: ParsedCommand, started: float, then: Then | None
+) -> asyncio.Future[Reply]:
+    """Queue a checked command for its actor (or its raffle preparation); one callback
+    counts, logs and hands on its reply, and the deadline answers it if nothing else does."""
+    spec = parsed.spec
+    assert spec is not None
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
@@ -99,7 +156,12 @@ def submit_command(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> asy
         future = _submit(runtime, who, parsed, command)
 
     def answered(f: asyncio.Future[Reply]) -> None:
-        reply = f.result()
+        if f.cancelled() or f.exception() is not None:
+            reply = error_reply("internal", "internal error; retry the same command id")
+        else:
+            reply = f.result()
+        if then is not None:
+            then(reply)
         code = "ok" if reply["ok"] else reply["error"]["code"]
         runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
         if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
@@ -235,7 +297,12 @@ _UNREACHABLE: tuple[type[BaseException], ...] = (VaultError, ConnectionError, *S
 
 
 def _off_stream_command(
-    runtime: Runtime, who: Principal, spec: Op, msg: dict[str, Any], started: float
+    runtime: Runtime,
+    who: Principal,
+    spec: Op,
+    msg: dict[str, Any],
+    started: float,
+    then: Then | None = None,
 ) -> asyncio.Future[Reply]:
     """An op that writes no event: checked (id, role, fields), then ``perform``ed in the
     background; its one reply is the future, by the deadline too. Not recorded for
@@ -268,5 +335,7 @@ def _off_stream_command(
             future.set_result(reply)
 
     _in_background(run())
+    if then is not None:
+        future.add_done_callback(lambda f: then(f.result()))
     runtime.deadlines.watch(future)
     return future
