@@ -348,10 +348,11 @@ def _online(msg: Mapping[str, Any]) -> bool:
 # The ops.
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpContext:
     """What a builder may use beside the fields: who sends it, the server's clock (unix
-    ms), the organization's name and the night's occasion."""
+    ms), the organization's name and the night's occasion. (Not frozen: one is made per
+    command, and a frozen dataclass takes several times longer to make.)"""
 
     who: Principal
     now_ms: int = 0
@@ -681,11 +682,11 @@ if len(OPS) != len(OP_LIST):  # pragma: no cover - a declaration error, caught a
     raise ValueError("an op is declared twice")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ParsedCommand:
     """A command ready for its actor: the stream, the domain command, the idempotency key
     (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
-    and subject)."""
+    and subject). Not frozen, as :class:`OpContext`; nothing changes one once made."""
 
     op: str
     id: str
