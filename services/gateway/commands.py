@@ -3,9 +3,13 @@
 :func:`submit_command` checks a request against its op's declaration
 (:mod:`services.gateway.ops`) and queues its command for the aggregate's actor, or, for an
 off-stream op (the purchaser vault, the tokens), performs it in the background; either way
-the caller gets one future with the one reply. Raffle commands that need the store first
-(an online purchaser; a reveal on a Queen of Hearts board dealt before the board moved into
-its event) are prepared before they are queued. The gateway draws nothing: a raffle's
+the caller gets one future with the one reply (and, if it asks, a callback with it).
+:func:`submit_frame` is the websocket's typed path: a well-formed command frame decoded in
+one pass and queued the same way; any other frame is left to :func:`submit_command`.
+
+Raffle commands that need the store first (an online purchaser; a reveal on a Queen of
+Hearts board dealt before the board moved into its event) are prepared before they are
+queued. The gateway draws nothing: a raffle's
 actor deals its board and draws its winners.
 """
 

@@ -8,6 +8,9 @@ its domain command is built from the checked fields (``build``), or, off the str
 is done (``perform``). The websocket and HTTP command paths (:func:`parse_command`),
 authorization (:func:`authorize`) and the op tables of docs/PROTOCOL.md (checked by a test)
 read this registry; the rules' ``decide`` and the actors' replies stay with the actors.
+So does the typed decoder of the websocket (:func:`parse_frame`): each field helper names
+the msgspec type its field is read as, and every op whose fields all have one gets a
+Struct derived from its declaration.
 
 Adding an op is one declaration here, plus its command class and its rule. A table op whose
 command is a game's step is declared like ``cancel_bet``: a builder function, and the roles
