@@ -762,7 +762,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 # event loop per message: a frame already buffered is handed over without
                 # yielding, so a client sending cheap requests fast would hold the loop.
                 await asyncio.sleep(slots.reserve(principal, message_cost(message.data)))
-                await slots.room(principal)
+                if slots.full(principal):
+                    await slots.room(principal)
                 if not client.writable:
                     break
                 give_back = slots.take(principal)
