@@ -98,11 +98,6 @@ def ws_frame(payload: bytes) -> bytes:
     return b"\x81\x7f" + n.to_bytes(8, "big") + payload
 
 
-def ws_text_frame(text: str) -> bytes:
-    """:func:`ws_frame` of a text."""
-    return ws_frame(text.encode())
-
-
 def reply_frame(re: Any, reply: Reply) -> bytes:
     """The frame of a reply ``{"re": re, "ok": ..., ...}``."""
     return ws_frame(encode({"re": re, **reply}))
@@ -295,12 +290,8 @@ class Client:
             waited += DRAIN_POLL_SECONDS
         self.send(frame)
 
-    def reply(self, text: str) -> None:
-        """Send a reply, through the same bounded path as events."""
-        self.send(ws_text_frame(text))
-
     def answer(self, re: Any, reply: Reply) -> None:
-        """Send the reply to the request ``re``."""
+        """Send the reply to the request ``re``, through the same bounded path as events."""
         self.send(reply_frame(re, reply))
 
     def drop(self, reason: str) -> None:
