@@ -22,6 +22,7 @@ from services.actor import Reply, cancel_and_wait, error_reply
 from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
+from services.cluster.forward import Message
 from services.cluster.identity import NodeLock, check_node_id, default_node_id, new_incarnation
 from services.cluster.node import ClusterNode, tail_skips
 from services.cluster.tail import stream_and_seq
@@ -236,7 +237,7 @@ class Runtime:
                         listener(data)
 
     def route(
-        self, stream: str, who: Principal, msg: dict[str, Any], hops: int
+        self, stream: str, who: Principal, msg: Message, hops: int
     ) -> asyncio.Future[Reply] | None:
         """Where a checked command for ``stream`` runs: None when its actor runs here (queue
         it locally), else the future of its one reply from the process that owns it."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,19 @@ REPLY = b"r"
 BLOCK_MS = 1000
 """How long one inbox read waits for an entry."""
 
+Message = dict[str, Any] | str
+"""A protocol message: parsed, or the raw text of a websocket frame that the gateway's typed
+path read without parsing it into a dict (parsed only if it must travel)."""
+
+
+def message_dict(msg: Message) -> dict[str, Any]:
+    """The message as a dict (a raw frame parsed; the typed path has checked it already)."""
+    if isinstance(msg, str):
+        parsed: dict[str, Any] = json.loads(msg)
+        return parsed
+    return msg
+
+
 LocalSubmit = Callable[[Principal, dict[str, Any], int], "asyncio.Future[Reply]"]
 """The normal command path (``services.gateway.commands.submit_command``) with a hop count."""
 
@@ -43,7 +57,7 @@ class Routed(Submission[Any]):
     another process if the stream's ownership moves before it is applied."""
 
     who: Principal | None = None
-    msg: dict[str, Any] | None = None
+    msg: Message | None = None
     hops: int = 0
 
 
@@ -110,9 +124,7 @@ class Inbox:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def forward(
-        self, node: str, who: Principal, msg: dict[str, Any], hops: int
-    ) -> asyncio.Future[Reply]:
+    def forward(self, node: str, who: Principal, msg: Message, hops: int) -> asyncio.Future[Reply]:
         """Send a command to ``node``'s inbox; the future is its one reply (or the
         deadline's, set by whoever watches it)."""
         request = f"{self.node}/{next(self._ids)}"
@@ -132,7 +144,7 @@ class Inbox:
                     "from": self.node,
                     "hops": hops,
                     "who": principal_data(who),
-                    "msg": msg,
+                    "msg": message_dict(msg),
                 },
                 use_bin_type=True,
             )

@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from services.actor import MOVED, Reply, Submission, error_reply
-from services.cluster.forward import Inbox, Routed
+from services.cluster.forward import Inbox, Message, Routed, message_dict
 from services.cluster.leases import PROJECTIONS, Holder, Leases, parse_holder
 from services.cluster.placement import preferred
 from services.gateway.auth import Principal
@@ -302,7 +302,7 @@ class ClusterNode:
     # Routing a command.
 
     def route(
-        self, stream: str, who: Principal, msg: dict[str, Any], hops: int
+        self, stream: str, who: Principal, msg: Message, hops: int
     ) -> asyncio.Future[Reply] | None:
         """None when the stream's actor runs here (queue it locally); else the future of
         its one reply from where it runs (forwarded to the owner, or run here once this
@@ -317,7 +317,7 @@ class ClusterNode:
         self,
         stream: str,
         who: Principal,
-        msg: dict[str, Any],
+        msg: Message,
         hops: int,
         future: asyncio.Future[Reply],
     ) -> None:
@@ -335,9 +335,7 @@ class ClusterNode:
         if not future.done():
             future.set_result(reply)
 
-    async def _run_where_owned(
-        self, stream: str, who: Principal, msg: dict[str, Any], hops: int
-    ) -> Reply:
+    async def _run_where_owned(self, stream: str, who: Principal, msg: Message, hops: int) -> Reply:
         # Within the command's deadline: a lease held by a node that is no longer live
         # expires within ``lease_seconds``; then this node (or its new owner) takes it.
         tries = 3 + int(2 * self.settings.lease_seconds / self.settings.lease_renew_seconds)
@@ -375,11 +373,11 @@ class ClusterNode:
             return await self.inbox.forward(holder.node, who, msg, hops + 1)
         return _unavailable(MOVED)
 
-    async def _local(self, who: Principal, msg: dict[str, Any], hops: int) -> Reply:
+    async def _local(self, who: Principal, msg: Message, hops: int) -> Reply:
         submit = self.inbox.submit
         if submit is None:
             return _unavailable("this server process is starting; retry the same command id")
-        return await submit(who, msg, hops)
+        return await submit(who, message_dict(msg), hops)
 
     # The tick.
 

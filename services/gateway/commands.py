@@ -3,9 +3,13 @@
 :func:`submit_command` checks a request against its op's declaration
 (:mod:`services.gateway.ops`) and queues its command for the aggregate's actor, or, for an
 off-stream op (the purchaser vault, the tokens), performs it in the background; either way
-the caller gets one future with the one reply. Raffle commands that need the store first
-(an online purchaser; a reveal on a Queen of Hearts board dealt before the board moved into
-its event) are prepared before they are queued. The gateway draws nothing: a raffle's
+the caller gets one future with the one reply (and, if it asks, a callback with it).
+:func:`submit_frame` is the websocket's typed path: a well-formed command frame decoded in
+one pass and queued the same way; any other frame is left to :func:`submit_command`.
+
+Raffle commands that need the store first (an online purchaser; a reveal on a Queen of
+Hearts board dealt before the board moved into its event) are prepared before they are
+queued. The gateway draws nothing: a raffle's
 actor deals its board and draws its winners.
 """
 
@@ -15,15 +19,24 @@ import asyncio
 import base64
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 
 from services.actor import STORE_ERRORS, Reply, error_reply
 from services.aggregates import RuleError
-from services.cluster.forward import Routed
+from services.cluster.forward import Message, Routed
 from services.gateway.auth import Principal
-from services.gateway.ops import OPS, Op, ParsedCommand, check_off_stream, op_spec, parse_command
+from services.gateway.ops import (
+    OPS,
+    Op,
+    ParsedCommand,
+    check_off_stream,
+    op_spec,
+    parse_command,
+    parse_frame,
+)
 from services.gateway.protocol import ProtocolError
 from services.license import occasion_open
 from services.raffles import board
@@ -57,22 +70,31 @@ async def dispatch(runtime: Runtime, who: Principal, msg: dict[str, Any]) -> Rep
     return await submit_command(runtime, who, msg)
 
 
+Then = Callable[[Reply], None]
+"""Called with a command's one reply when it is known (the websocket writes it)."""
+
+
 def submit_command(
-    runtime: Runtime, who: Principal, msg: dict[str, Any], hops: int = 0
+    runtime: Runtime,
+    who: Principal,
+    msg: dict[str, Any],
+    hops: int = 0,
+    then: Then | None = None,
 ) -> asyncio.Future[Reply]:
     """Check one command for ``who`` and queue it for its actor; the future is its one
-    reply (without ``re``), counted in the metrics and, when refused, logged. A table's
-    and the cage's commands are refused (``occasion_closed``) outside the night's occasion
-    window; raffles and off-stream ops are not bound by it. A command for a stream whose
-    actor runs in another server process is checked here, then sent there (``hops``: how
-    many times it was forwarded already; ``services.cluster``)."""
+    reply (without ``re``), counted in the metrics and, when refused, logged, and handed
+    to ``then`` too when given. A table's and the cage's commands are refused
+    (``occasion_closed``) outside the night's occasion window; raffles and off-stream ops
+    are not bound by it. A command for a stream whose actor runs in another server process
+    is checked here, then sent there (``hops``: how many times it was forwarded already;
+    ``services.cluster``)."""
     started = time.perf_counter()
     op = msg.get("op")
     now_ms = time.time_ns() // 1_000_000
     try:
         spec = op_spec(msg)
         if spec.aggregate.off_stream:
-            return _off_stream_command(runtime, who, spec, msg, started)
+            return _off_stream_command(runtime, who, spec, msg, started, then)
         parsed = parse_command(
             msg,
             who,
@@ -92,7 +114,54 @@ def submit_command(
             )
     except ProtocolError as e:
         runtime.metrics.answered(op if isinstance(op, str) and op in OPS else "invalid", e.code)
-        return _resolved(error_reply(e.code, e.message))
+        refusal = error_reply(e.code, e.message)
+        if then is not None:
+            then(refusal)
+        return _resolved(refusal)
+    return _queue(runtime, who, parsed, started, then, msg, hops)
+
+
+def submit_frame(runtime: Runtime, who: Principal, text: str, then: Then) -> str | None:
+    """The typed path of a websocket frame (:func:`services.gateway.ops.parse_frame`): a
+    well-formed command the principal may send, in the occasion's window, is queued for
+    its actor at once (its reply goes to ``then``) and its id returned; any other frame
+    returns None, and :func:`submit_command` answers it after ``json.loads``."""
+    started = time.perf_counter()
+    now_ms = time.time_ns() // 1_000_000
+    night = runtime.night
+    parsed = parse_frame(
+        text,
+        who,
+        runtime.table_ids,
+        runtime.supervisor.raffles,
+        now_ms=now_ms,
+        organization=night.organization_name,
+        occasion=night.occasion,
+    )
+    if parsed is None:
+        return None
+    assert parsed.spec is not None
+    if parsed.spec.aggregate.occasion_bound and not occasion_open(
+        night.occasion_starts_at, night.occasion_ends_at, now_ms
+    ):
+        return None
+    _queue(runtime, who, parsed, started, then, text, 0)
+    return parsed.id
+
+
+def _queue(
+    runtime: Runtime,
+    who: Principal,
+    parsed: ParsedCommand,
+    started: float,
+    then: Then | None,
+    msg: Message,
+    hops: int,
+) -> asyncio.Future[Reply]:
+    """Queue a checked command for its actor (or its raffle preparation); one callback
+    counts, logs and hands on its reply, and the deadline answers it if nothing else does."""
+    spec = parsed.spec
+    assert spec is not None
     command = parsed.command
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
@@ -107,7 +176,12 @@ def submit_command(
         future = _submit(runtime, who, parsed, command, msg, hops)
 
     def answered(f: asyncio.Future[Reply]) -> None:
-        reply = f.result()
+        if f.cancelled() or f.exception() is not None:
+            reply = error_reply("internal", "internal error; retry the same command id")
+        else:
+            reply = f.result()
+        if then is not None:
+            then(reply)
         code = "ok" if reply["ok"] else reply["error"]["code"]
         runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
         if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
@@ -135,7 +209,7 @@ def _submit(
     who: Principal,
     parsed: ParsedCommand,
     command: Any,
-    msg: dict[str, Any],
+    msg: Message,
     hops: int,
 ) -> asyncio.Future[Reply]:
     # ``Routed`` keeps the request: if the stream moves to another process before the
@@ -224,7 +298,7 @@ async def _prepare_raffle(
     who: Principal,
     parsed: ParsedCommand,
     future: asyncio.Future[Reply],
-    msg: dict[str, Any],
+    msg: Message,
     hops: int,
 ) -> None:
     try:
@@ -258,7 +332,12 @@ _UNREACHABLE: tuple[type[BaseException], ...] = (VaultError, ConnectionError, *S
 
 
 def _off_stream_command(
-    runtime: Runtime, who: Principal, spec: Op, msg: dict[str, Any], started: float
+    runtime: Runtime,
+    who: Principal,
+    spec: Op,
+    msg: dict[str, Any],
+    started: float,
+    then: Then | None = None,
 ) -> asyncio.Future[Reply]:
     """An op that writes no event: checked (id, role, fields), then ``perform``ed in the
     background; its one reply is the future, by the deadline too. Not recorded for
@@ -291,5 +370,7 @@ def _off_stream_command(
             future.set_result(reply)
 
     _in_background(run())
+    if then is not None:
+        future.add_done_callback(lambda f: then(f.result()))
     runtime.deadlines.watch(future)
     return future

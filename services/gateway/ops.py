@@ -8,6 +8,9 @@ its domain command is built from the checked fields (``build``), or, off the str
 is done (``perform``). The websocket and HTTP command paths (:func:`parse_command`),
 authorization (:func:`authorize`) and the op tables of docs/PROTOCOL.md (checked by a test)
 read this registry; the rules' ``decide`` and the actors' replies stay with the actors.
+So does the typed decoder of the websocket (:func:`parse_frame`): each field helper names
+the msgspec type its field is read as, and every op whose fields all have one gets a
+Struct derived from its declaration.
 
 Adding an op is one declaration here, plus its command class and its rule. A table op whose
 command is a game's step is declared like ``cancel_bet``: a builder function, and the roles
@@ -27,7 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast
+
+import msgspec
 
 from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
 from services.cage.rules import BuyChips, CashOut
@@ -37,6 +42,8 @@ from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.gateway import offstream
 from services.gateway.auth import Principal
 from services.gateway.protocol import (
+    MAX_ID_LENGTH,
+    MAX_JSON_CONTAINERS,
     MAX_LOCATION_BYTES,
     ProtocolError,
     amount_field,
@@ -45,7 +52,9 @@ from services.gateway.protocol import (
     idempotency_key,
     int_field,
     text_field,
+    typed_fingerprint,
 )
+from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.night import ID_PATTERN
 from services.raffles.config_input import raffle_options
 from services.raffles.purchasers import parse_account, parse_exclusion_csv
@@ -68,6 +77,7 @@ from services.tables.rules import (
     PlaceBet,
     VoidRound,
 )
+from services.text import has_control
 
 if TYPE_CHECKING:
     from services.runtime import Runtime
@@ -170,7 +180,25 @@ MEMBER_IN_CHARGE = Roles(
 )
 
 
-# Fields.
+# Fields, and the types the typed decoder reads them as (see "The typed decoder" below).
+
+_Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""A whole number the typed decoder takes (int64: within what the store can encode)."""
+_Text = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
+"""An id-like text's length and type (its control characters are checked after)."""
+_Scalar = Union[str, _Int, bool, None]  # noqa: UP007 - a runtime type for msgspec
+_Value = Union[_Scalar, list[_Scalar]]  # noqa: UP007
+_Json = Union[_Scalar, list[_Value], dict[str, _Value]]  # noqa: UP007
+"""What the typed decoder takes as an object's or list's contents or as any JSON value:
+text, whole numbers, booleans and null, nested at most three levels below the field and
+never a float (anything else takes the exact path)."""
+_TYPED: dict[type, Any] = {
+    str: str,
+    bool: bool,
+    dict: dict[str, _Json],
+    list: list[Union[_Scalar, list[_Value], dict[str, _Value]]],  # noqa: UP007
+}
+"""The typed decoder's reading of each JSON type a :func:`typed` field may have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +206,12 @@ class Field:
     """One field of an op: ``parse(msg, name)`` checks it. A required field must be sent
     (the parser says ``missing field``); an optional one not sent is ``default``.
     ``before_auth``: read before authorization, which needs it (a bet's ``player``).
-    ``only_if``: read only when the request meets it (an online sale's ``location``)."""
+    ``only_if``: read only when the request meets it (an online sale's ``location``).
+
+    ``typed``: the type the typed decoder reads the field as (a msgspec type that accepts
+    only values ``parse`` accepts unchanged; None: the op has no typed decoder, its
+    requests always take ``parse``); ``text``: the value is an id-like text whose control
+    characters the typed path checks after decoding."""
 
     name: str
     parse: Parser
@@ -186,27 +219,45 @@ class Field:
     default: Any = None
     before_auth: bool = False
     only_if: Callable[[Mapping[str, Any]], bool] | None = None
+    typed: Any = None
+    text: bool = False
 
 
 def text(name: str, *, required: bool = True, before_auth: bool = False) -> Field:
     """An id-like text field (:func:`services.gateway.protocol.text_field`)."""
-    return Field(name, text_field, required=required, before_auth=before_auth)
+    return Field(
+        name, text_field, required=required, before_auth=before_auth, typed=_Text, text=True
+    )
 
 
 def amount() -> Field:
     """``amount``: a positive whole number of cents (``over_limit`` beyond any amount)."""
-    return Field("amount", lambda msg, _name: amount_field(msg))
+    return Field(
+        "amount",
+        lambda msg, _name: amount_field(msg),
+        typed=Annotated[int, msgspec.Meta(gt=0, le=MAX_SAFE_AMOUNT_CENTS)],
+    )
 
 
 def typed(name: str, kind: type, *, required: bool = True, default: Any = None) -> Field:
     """A field of one JSON type (``bad_request`` when mistyped)."""
-    return Field(name, lambda msg, n: field(msg, n, kind), required=required, default=default)
+    return Field(
+        name,
+        lambda msg, n: field(msg, n, kind),
+        required=required,
+        default=default,
+        typed=_TYPED.get(kind),
+    )
 
 
 def integer(name: str, low: int, high: int, *, required: bool = True, default: Any = None) -> Field:
     """A whole number from ``low`` to ``high`` (``2.0`` is 2)."""
     return Field(
-        name, lambda msg, n: int_field(msg, n, low, high), required=required, default=default
+        name,
+        lambda msg, n: int_field(msg, n, low, high),
+        required=required,
+        default=default,
+        typed=Annotated[int, msgspec.Meta(ge=low, le=high)],
     )
 
 
@@ -220,7 +271,9 @@ def choice(name: str, values: tuple[str, ...], *, default: str | None = None) ->
             raise ProtocolError("bad_request", f"{n} must be {quoted}")
         return str(value)
 
-    return Field(name, parse, required=default is None, default=default)
+    return Field(
+        name, parse, required=default is None, default=default, typed=cast(Any, Literal)[values]
+    )
 
 
 def any_json(name: str) -> Field:
@@ -231,7 +284,7 @@ def any_json(name: str) -> Field:
             raise ProtocolError("bad_request", f"missing field {n!r}")
         return msg[n]
 
-    return Field(name, parse)
+    return Field(name, parse, typed=_Json)
 
 
 def _optional_str(msg: Mapping[str, Any], name: str) -> str | None:
@@ -298,10 +351,11 @@ def _online(msg: Mapping[str, Any]) -> bool:
 # The ops.
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpContext:
     """What a builder may use beside the fields: who sends it, the server's clock (unix
-    ms), the organization's name and the night's occasion."""
+    ms), the organization's name and the night's occasion. (Not frozen: one is made per
+    command, and a frozen dataclass takes several times longer to make.)"""
 
     who: Principal
     now_ms: int = 0
@@ -631,11 +685,11 @@ if len(OPS) != len(OP_LIST):  # pragma: no cover - a declaration error, caught a
     raise ValueError("an op is declared twice")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ParsedCommand:
     """A command ready for its actor: the stream, the domain command, the idempotency key
     (``<role>:<subject>/<id>``: ids are unique per client, and a client is a token's role
-    and subject)."""
+    and subject). Not frozen, as :class:`OpContext`; nothing changes one once made."""
 
     op: str
     id: str
@@ -714,37 +768,175 @@ def parse_command(
     if spec.aggregate.off_stream:
         raise ProtocolError("bad_request", f"{spec.name} writes no event: not a stream op")
     command_id = text_field(msg, "id")
-    table: str | None = None
-    raffle: str | None = None
     target = spec.aggregate.target
     name = text_field(msg, target) if target else ""
-    if target == "table":
-        if name not in tables:
-            raise ProtocolError("unknown_table", f"no table {name!r} tonight")
-        table = name
-    elif target == "raffle":
-        if spec.creates:
-            if not ID_PATTERN.match(name):
-                raise ProtocolError("bad_request", f"raffle ids must match {ID_PATTERN.pattern}")
-        elif name not in raffles:
-            raise ProtocolError("unknown_raffle", f"no raffle {name!r}")
-        raffle = name
+    table, raffle = _aggregate_of(spec, name, tables, raffles)
     args = read_fields(spec, msg, before_auth=True)
     denied = authorize(who, spec.name, table, args.get("player"))
     if denied:
         raise ProtocolError("forbidden", denied)
     args.update(read_fields(spec, msg, before_auth=False))
-    assert spec.build is not None and spec.aggregate.stream is not None
     ctx = OpContext(who=who, now_ms=now_ms, organization=organization, occasion=occasion)
+    return _parsed(spec, command_id, name, table, raffle, args, ctx, fingerprint(msg))
+
+
+def _aggregate_of(
+    spec: Op, name: str, tables: frozenset[str] | set[str], raffles: frozenset[str] | set[str]
+) -> tuple[str | None, str | None]:
+    """The (table, raffle) the op's target field names, checked (``unknown_table``,
+    ``unknown_raffle``, or ``bad_request`` for a new raffle's id)."""
+    target = spec.aggregate.target
+    if target == "table":
+        if name not in tables:
+            raise ProtocolError("unknown_table", f"no table {name!r} tonight")
+        return name, None
+    if target == "raffle":
+        if spec.creates:
+            if not ID_PATTERN.match(name):
+                raise ProtocolError("bad_request", f"raffle ids must match {ID_PATTERN.pattern}")
+        elif name not in raffles:
+            raise ProtocolError("unknown_raffle", f"no raffle {name!r}")
+        return None, name
+    return None, None
+
+
+def _parsed(
+    spec: Op,
+    command_id: str,
+    name: str,
+    table: str | None,
+    raffle: str | None,
+    args: Args,
+    ctx: OpContext,
+    fingerprint: str,
+) -> ParsedCommand:
+    assert spec.build is not None and spec.aggregate.stream is not None
+    who = ctx.who
     return ParsedCommand(
         op=spec.name,
         id=command_id,
         stream=spec.aggregate.stream(name),
         command=spec.build(args, ctx),
         key=idempotency_key(who.role, who.sub, command_id),
-        fingerprint=fingerprint(msg),
+        fingerprint=fingerprint,
         table=table,
         raffle=raffle,
         location=args.get(spec.location) if spec.location else None,
         spec=spec,
     )
+
+
+# The typed decoder: one pass over a frame for the common, well-formed command.
+#
+# Each stream op whose fields all declare a ``typed`` reading gets a msgspec Struct derived
+# from its declaration (the ``op`` field its tag, unknown fields refused), and one decoder
+# reads a frame straight into the Struct of its op, checking types, lengths and ranges in
+# C. It only ever accepts: a frame it cannot take whole (any error, an unknown field, a
+# float, a control character, a wide or deep frame, a forbidden or unknown target...)
+# goes to :func:`parse_command` after ``json.loads``, which gives every refusal its code
+# and message as before. So the typed path gives the same command as the exact path or
+# none at all.
+
+FAST_FRAME_CHARS = MAX_JSON_CONTAINERS
+"""Longest frame the typed decoder reads: no frame this short can hold more arrays,
+objects or commas than a request may (``protocol.MAX_JSON_CONTAINERS``,
+``MAX_JSON_COMMAS``), so the width check has nothing to refuse (a bet frame has ~120)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Typed:
+    spec: Op
+    target: str | None
+    fields: tuple[Field, ...]
+    texts: tuple[str, ...]
+    """``id`` and the target: id-like texts, checked for control characters after
+    decoding (as the fields declared ``text``)."""
+
+
+def _typed_ops() -> tuple[msgspec.json.Decoder[Any] | None, dict[type, _Typed]]:
+    structs: dict[type, _Typed] = {}
+    for spec in OP_LIST:
+        fields = spec.fields
+        if (
+            spec.aggregate.off_stream
+            or spec.location is not None
+            or any(f.typed is None or f.only_if is not None for f in fields)
+        ):
+            continue
+        target = spec.aggregate.target
+        members: list[tuple[str, Any] | tuple[str, Any, Any]] = [("id", _Text)]
+        if target:
+            members.append((target, _Text))
+        for f in fields:
+            if f.required:
+                members.append((f.name, f.typed))
+            else:
+                members.append((f.name, f.typed | msgspec.UnsetType, msgspec.UNSET))
+        struct = msgspec.defstruct(
+            f"Typed_{spec.name}",
+            members,
+            tag_field="op",
+            tag=spec.name,
+            forbid_unknown_fields=True,
+            kw_only=True,
+        )
+        texts = ("id", target) if target else ("id",)
+        structs[struct] = _Typed(spec, target, fields, texts)
+    if not structs:  # pragma: no cover - every registry has typed ops
+        return None, structs
+    union = Union[tuple(structs)]  # type: ignore[valid-type]  # noqa: UP007
+    return msgspec.json.Decoder(union), structs
+
+
+_DECODER, _TYPED_OPS = _typed_ops()
+
+
+def parse_frame(
+    text: str,
+    who: Principal,
+    tables: frozenset[str] | set[str],
+    raffles: frozenset[str] | set[str] = frozenset(),
+    *,
+    now_ms: int = 0,
+    organization: str = "",
+    occasion: str | None = None,
+) -> ParsedCommand | None:
+    """The command a well-formed request frame asks, decoded in one pass: exactly what
+    ``parse_command(parse_json(text), ...)`` gives it, or None when the frame is not one
+    the typed decoder takes (then the exact path answers it, refusals included)."""
+    if _DECODER is None or len(text) > FAST_FRAME_CHARS:
+        return None
+    try:
+        decoded = _DECODER.decode(text)
+    except (msgspec.DecodeError, UnicodeEncodeError):
+        return None  # ValidationError is a DecodeError
+    typed = _TYPED_OPS[type(decoded)]
+    for name in typed.texts:
+        if has_control(getattr(decoded, name)):
+            return None
+    spec = typed.spec
+    target = typed.target
+    name = getattr(decoded, target) if target else ""
+    try:
+        table, raffle = _aggregate_of(spec, name, tables, raffles)
+    except ProtocolError:
+        return None
+    body: dict[str, Any] = {"op": spec.name}
+    if target:
+        body[target] = name
+    args: Args = {}
+    for f in typed.fields:
+        value = getattr(decoded, f.name)
+        if value is msgspec.UNSET:
+            args[f.name] = f.default
+        elif f.text and has_control(value):
+            return None
+        else:
+            args[f.name] = body[f.name] = value
+    if spec.access.denied(who, spec.name, table, args.get("player")):
+        return None
+    ctx = OpContext(who=who, now_ms=now_ms, organization=organization, occasion=occasion)
+    try:
+        return _parsed(spec, decoded.id, name, table, raffle, args, ctx, typed_fingerprint(body))
+    except ProtocolError:
+        return None  # a builder's own refusal (too many cards...): the exact path says it

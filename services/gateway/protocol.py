@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from services.limits import MAX_SAFE_AMOUNT_CENTS
 from services.text import MAX_NAME_CHARS, has_control
 
@@ -269,15 +271,41 @@ def amount_field(msg: Mapping[str, Any]) -> int:
 def fingerprint(msg: Mapping[str, Any]) -> str:
     """What a command asks, without its id: a retry must ask the same.
 
-    An online sale's reported location is personal data: only its ``state`` is part of
-    the fingerprint (a retry may report a slightly different position)."""
+    The SHA-256 (hex) of the request without ``id`` as canonical JSON: keys sorted at
+    every level, no spaces, every character outside printable ASCII escaped (``\\uXXXX``),
+    so another key order or other whitespace is the same command. An online sale's
+    reported location is personal data: only its ``state`` is part of the fingerprint (a
+    retry may report a slightly different position)."""
     body = {k: v for k, v in msg.items() if k != "id"}
     location = body.get("location")
     if isinstance(location, Mapping):
         body["location"] = {"state": location.get("state")}
+    return _json_fingerprint(body)
+
+
+def _json_fingerprint(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(
         json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
+
+
+_SORTED = msgspec.json.Encoder(order="sorted")
+
+
+def typed_fingerprint(body: dict[str, Any]) -> str:
+    """:func:`fingerprint` of a request already without its ``id`` and known to hold no
+    float (strings, whole numbers, booleans, null, and lists and objects of them, as the
+    typed decoder of :mod:`services.gateway.ops` reads them): the same value, computed
+    without the standard library's encoder.
+
+    msgspec writes the same canonical bytes as ``json.dumps(sort_keys=True)`` for such
+    data whenever its output is printable ASCII (``json`` escapes DEL and everything past
+    ASCII, msgspec writes them as they are): otherwise the standard encoder computes it.
+    So a stored fingerprint matches a retry whichever version computed either."""
+    canonical = _SORTED.encode(body)
+    if canonical.isascii() and b"\x7f" not in canonical:
+        return hashlib.sha256(canonical).hexdigest()
+    return _json_fingerprint(body)
 
 
 def int_field(msg: Mapping[str, Any], name: str, low: int, high: int) -> int:

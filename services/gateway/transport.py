@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+import msgspec
 import structlog
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -26,7 +27,7 @@ from services.aggregates import raffle_of, raffle_stream
 from services.broker import LOG
 from services.cluster.tail import InOrder
 from services.gateway.auth import AuthError, Principal, may_read, may_read_sheet, verify
-from services.gateway.commands import dispatch, submit_command
+from services.gateway.commands import dispatch, submit_command, submit_frame
 from services.gateway.protocol import (
     STREAM_OPS,
     ProtocolError,
@@ -68,23 +69,39 @@ CATCH_UP_BACKLOG = 10_000
 
 
 def dumps(obj: Any) -> str:
-    """Compact JSON, as every frame and reply is sent."""
+    """Compact JSON (the standard library's: every character past ASCII escaped)."""
     return json.dumps(obj, separators=(",", ":"))
 
 
-def ws_text_frame(text: str) -> bytes:
-    """A complete websocket text frame as a server sends it (FIN, unmasked, RFC 6455 5.2).
+_ENCODER = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    """Compact JSON as UTF-8, as every frame and reply is sent: msgspec's encoder (keys
+    in the order given, text as UTF-8 rather than ``\\u`` escapes), or the standard one
+    for what msgspec will not write (a lone surrogate, echoed in an ``re``, say)."""
+    try:
+        return _ENCODER.encode(obj)
+    except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
+        return dumps(obj).encode()
+
+
+def ws_frame(payload: bytes) -> bytes:
+    """A complete websocket text frame as a server sends it (FIN, unmasked, RFC 6455 5.2),
+    of UTF-8 ``payload``.
 
     Server frames are never masked, so one frame's bytes serve every subscriber."""
-    payload = text.encode()
     n = len(payload)
     if n < 126:
-        header = bytes((0x81, n))
-    elif n < 65_536:
-        header = b"\x81\x7e" + n.to_bytes(2, "big")
-    else:
-        header = b"\x81\x7f" + n.to_bytes(8, "big")
-    return header + payload
+        return bytes((0x81, n)) + payload
+    if n < 65_536:
+        return b"\x81\x7e" + n.to_bytes(2, "big") + payload
+    return b"\x81\x7f" + n.to_bytes(8, "big") + payload
+
+
+def reply_frame(re: Any, reply: Reply) -> bytes:
+    """The frame of a reply ``{"re": re, "ok": ..., ...}``."""
+    return ws_frame(encode({"re": re, **reply}))
 
 
 class FrameCache:
@@ -99,7 +116,7 @@ class FrameCache:
         key = env.id
         cached = self._frames.get(key)
         if cached is None:
-            cached = ws_text_frame(dumps({"ev": to_json(env)}))
+            cached = ws_frame(encode({"ev": to_json(env)}))
             self._frames[key] = cached
             if len(self._frames) > self.size:
                 self._frames.popitem(last=False)
@@ -109,7 +126,7 @@ class FrameCache:
         """A stored event's frame for one catch-up: from the cache if there, else encoded
         without keeping it (a catch-up must not push the live events' frames out)."""
         cached = self._frames.get(env.id)
-        return cached if cached is not None else ws_text_frame(dumps({"ev": to_json(env)}))
+        return cached if cached is not None else ws_frame(encode({"ev": to_json(env)}))
 
 
 def _log_position(log_id: str) -> tuple[int, int]:
@@ -188,11 +205,14 @@ class FrameTransport(Protocol):
 class Client:
     """One websocket connection: a principal, its subscriptions, and its send buffer.
 
-    Everything sent to the client, replies and events alike, is written straight to the
-    connection's transport (as aiohttp's own writer does): one write per frame, no queue,
-    no task. The transport's buffer is the bound: a client whose unsent bytes exceed
-    ``send_buffer_bytes`` is too slow and is dropped (1013), so one stuck tablet never
-    stalls a table nor grows the server.
+    Everything sent to the client, replies and events alike, is written to the
+    connection's transport (as aiohttp's own writer does), no task in between: the frames
+    due in one turn of the event loop are gathered, in order, and go out in one write at
+    the start of the next turn (replies of one actor batch become due together), so a
+    batch costs one system call, not one per frame. The bound is what is unsent, gathered
+    or in the transport's buffer: a client whose unsent bytes exceed ``send_buffer_bytes``
+    is too slow and is dropped (1013), so one stuck tablet never stalls a table nor grows
+    the server.
     """
 
     def __init__(
@@ -220,6 +240,9 @@ class Client:
         """One catch-up at a time per connection: they share one socket anyway, and so a
         connection holds at most one page of stored events in memory."""
         self.caught_up_frames = 0
+        self.gathered: list[bytes] = []
+        """Frames due this turn, written together by :meth:`flush`."""
+        self.gathered_bytes = 0
         self.too_slow = False
         self.ended = False
         """The token expired or was revoked: nothing more is sent; the socket is closing."""
@@ -233,17 +256,36 @@ class Client:
             and not self.transport.is_closing()
         )
 
+    def unsent(self) -> int:
+        """Bytes sent but not yet written to the socket: gathered this turn, or waiting in
+        the transport's buffer."""
+        return self.gathered_bytes + self.transport.get_write_buffer_size()
+
     def send(self, frame: bytes) -> None:
-        """Send a frame (a reply or an event); drop the client if its unsent bytes are over
-        the limit."""
+        """Send a frame (a reply or an event) with the others due this turn; drop the
+        client if its unsent bytes are over the limit."""
         if not self.writable:
             return
-        if self.transport.get_write_buffer_size() > self.limit:
+        if self.unsent() > self.limit:
             self.drop("send buffer full")
             return
-        self.transport.write(frame)
+        if not self.gathered:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.gathered.append(frame)
+        self.gathered_bytes += len(frame)
 
     push = send
+
+    def flush(self) -> None:
+        """Write the frames gathered (one write), unless the connection ended meanwhile: a
+        closing websocket sends nothing after its close frame."""
+        frames = self.gathered
+        if not frames:
+            return
+        self.gathered = []
+        self.gathered_bytes = 0
+        if self.writable:
+            self.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     async def push_when_drained(self, frame: bytes) -> None:
         """Send a stored event during catch-up, first waiting until the buffer is below half
@@ -255,7 +297,7 @@ class Client:
         if not self.caught_up_frames % CATCH_UP_YIELD_EVERY:
             await asyncio.sleep(0)  # let the others have the loop between stored frames
         waited = 0.0
-        while self.writable and self.transport.get_write_buffer_size() > self.limit // 2:
+        while self.writable and self.unsent() > self.limit // 2:
             if waited >= CATCH_UP_STALL_SECONDS:
                 self.drop("catch-up stalled: the client reads nothing")
                 return
@@ -263,9 +305,9 @@ class Client:
             waited += DRAIN_POLL_SECONDS
         self.send(frame)
 
-    def reply(self, text: str) -> None:
-        """Send a reply, through the same bounded path as events."""
-        self.send(ws_text_frame(text))
+    def answer(self, re: Any, reply: Reply) -> None:
+        """Send the reply to the request ``re``, through the same bounded path as events."""
+        self.send(reply_frame(re, reply))
 
     def drop(self, reason: str) -> None:
         """Disconnect a client that cannot keep up (close code 1013, try again later)."""
@@ -475,7 +517,7 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
         # The head this process knows (a stream another process runs: as last read here).
         head = runtime.supervisor.actors[stream].head.version if stream != LOG else None
         result: dict[str, Any] = {"head": head, "already": True}
-        client.reply(dumps({"re": request_id(msg), "ok": True, "result": result}))
+        client.answer(request_id(msg), {"ok": True, "result": result})
         return None
     _check_room_for_subscription(client)
     sub = Subscription(stream=stream, client=client, position=position)
@@ -525,7 +567,7 @@ async def _catch_up(client: Client, sub: Subscription) -> None:
         finally:
             # Every subscribe gets its reply, also one unsubscribed (cancelled) while the
             # log's head was read: ``head`` is then null.
-            client.reply(dumps({"re": re, "ok": True, "result": result}))
+            client.answer(re, {"ok": True, "result": result})
         async with client.catch_up_turn:
             if stream == LOG:
                 ms, n = sub.position
@@ -600,13 +642,12 @@ def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
         _check_room_for_subscription(client)
 
     def push(data: dict[str, Any] | None) -> None:
-        client.push(ws_text_frame(dumps({"view": kind, "key": key, "data": data})))
+        client.push(ws_frame(encode({"view": kind, "key": key, "data": data})))
 
     runtime.watch(kind, key, push)
     client.views[(kind, key)] = push
     data = runtime.view(kind, key)
-    reply = {"re": request_id(msg), "ok": True, "result": {"view": kind, "data": data}}
-    client.reply(dumps(reply))
+    client.answer(request_id(msg), {"ok": True, "result": {"view": kind, "data": data}})
 
 
 def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
@@ -614,7 +655,27 @@ def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
     reply is out (``give_back``; a subscribe's once its catch-up is done). A command needs
     no task of its own: it is queued for its actor and its reply is written when the actor
     answers. Commands of one connection run concurrently (different tables); each table's
-    actor keeps its own commands in order."""
+    actor keeps its own commands in order.
+
+    A well-formed command takes the typed path (:func:`~services.gateway.commands.submit_frame`:
+    one pass of msgspec over the frame); every other frame is parsed and checked here and in
+    :func:`~services.gateway.commands.submit_command`, which answer it as before."""
+    re: Any = None
+
+    def then(reply: Reply) -> None:
+        give_back()
+        client.answer(re, reply)
+
+    try:
+        command_id = submit_frame(client.runtime, client.who, text, then)
+    except Exception:
+        log.exception("command_failed")
+        client.answer(None, error_reply("internal", "internal error"))
+        give_back()
+        return
+    if command_id is not None:
+        re = command_id  # read by ``then`` when the reply comes, a later turn at the soonest
+        return
     msg_id: Any = None
     try:
         msg = parse_json(text, check=False)
@@ -630,7 +691,7 @@ def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
             listener = client.views.pop((kind, key), None)
             if listener is not None:
                 client.runtime.unwatch(kind, key, listener)
-            client.reply(dumps({"re": msg_id, "ok": True, "result": {}}))
+            client.answer(msg_id, {"ok": True, "result": {}})
             give_back()
             return
         if op == "subscribe":
@@ -644,30 +705,20 @@ def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
             return
         if op == "unsubscribe":
             client.unsubscribe(text_field(msg, "stream"))
-            client.reply(dumps({"re": msg_id, "ok": True, "result": {}}))
+            client.answer(msg_id, {"ok": True, "result": {}})
             give_back()
             return
     except ProtocolError as e:
-        client.reply(dumps({"re": msg_id, **error_reply(e.code, e.message)}))
+        client.answer(msg_id, error_reply(e.code, e.message))
         give_back()
         return
+    re = msg_id
     try:
-        future = submit_command(client.runtime, client.who, msg)
+        submit_command(client.runtime, client.who, msg, then=then)
     except Exception:
         log.exception("command_failed")
-        client.reply(dumps({"re": msg_id, **error_reply("internal", "internal error")}))
+        client.answer(msg_id, error_reply("internal", "internal error"))
         give_back()
-        return
-
-    def reply(f: asyncio.Future[Reply]) -> None:
-        give_back()
-        if f.cancelled() or f.exception() is not None:
-            answer = error_reply("internal", "internal error; retry the same command id")
-        else:
-            answer = f.result()
-        client.reply(dumps({"re": msg_id, **answer}))
-
-    future.add_done_callback(reply)
 
 
 def _peek_id(text: str) -> Any:
@@ -724,7 +775,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 # event loop per message: a frame already buffered is handed over without
                 # yielding, so a client sending cheap requests fast would hold the loop.
                 await asyncio.sleep(slots.reserve(principal, message_cost(message.data)))
-                await slots.room(principal)
+                if slots.full(principal):
+                    await slots.room(principal)
                 if not client.writable:
                     break
                 give_back = slots.take(principal)
@@ -733,11 +785,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 except Exception:
                     give_back()
                     log.exception("request_failed")
-                    client.reply(dumps({"re": None, **error_reply("internal", "internal error")}))
+                    client.answer(None, error_reply("internal", "internal error"))
             elif message.type == WSMsgType.BINARY:
                 # Refused, but paced like any message: a flood of them costs only its sender.
                 await asyncio.sleep(slots.reserve(principal, message_cost(message.data)))
-                client.reply(dumps({"re": None, **error_reply("bad_request", "text frames only")}))
+                client.answer(None, error_reply("bad_request", "text frames only"))
     finally:
         expiry.cancel()
         request.app[CLIENTS].discard(client)

@@ -1,0 +1,151 @@
+"""The websocket's send path and the typed path, against a real server: the frames due in
+one turn go out in one write, in order; a retry is the same command whichever path reads
+it; replies are JSON a client reads back to the same values."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from services.gateway import transport as gateway
+from services.gateway.ops import FAST_FRAME_CHARS
+from services.store.embedded import EmbeddedRedis
+from tests.conftest import night_doc
+from tests.support import LiveServer, WsClient, dealer_token, player_token, start_server, token
+
+TABLE = "roulette-1"
+
+
+class CountedWrites:
+    """The connection's real transport, counting the writes made to it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.writes = 0
+
+    def write(self, data: bytes) -> None:
+        self.writes += 1
+        self.inner.write(data)
+
+    def get_write_buffer_size(self) -> int:
+        return int(self.inner.get_write_buffer_size())
+
+    def is_closing(self) -> bool:
+        return bool(self.inner.is_closing())
+
+    def abort(self) -> None:
+        self.inner.abort()
+
+
+@pytest.fixture
+async def server(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[LiveServer]:
+    live = await start_server(redis_server.url, night_doc(org))
+    cashier = await live.connect(token("cashier"))
+    assert (await cashier.cmd("buy_chips", player="p-1", amount=10_000))["ok"]
+    dealer = await live.connect(dealer_token(TABLE))
+    assert (await dealer.cmd("open_round", table=TABLE))["ok"]
+    yield live
+    await live.stop()
+
+
+def server_side(server: LiveServer, sub: str) -> gateway.Client:
+    [client] = [c for c in server.runner.app[gateway.CLIENTS] if c.who.sub == sub]
+    return client
+
+
+def awaiting(client: WsClient, ids: list[Any]) -> list[asyncio.Future[dict[str, Any]]]:
+    """Futures of the replies to ``ids``, to be sent by other means than ``client.send``."""
+    loop = asyncio.get_running_loop()
+    futures = [loop.create_future() for _ in ids]
+    client._waiters.update(zip(ids, futures, strict=True))
+    return futures
+
+
+async def send_text(client: WsClient, command_id: Any, text: str) -> dict[str, Any]:
+    """Send a frame as given; its reply (by ``command_id``)."""
+    [reply] = awaiting(client, [command_id])
+    await client.ws.send_str(text)
+    return await asyncio.wait_for(reply, 10)
+
+
+async def test_frames_due_in_one_turn_go_out_in_one_write_in_order(server: LiveServer) -> None:
+    player = await server.connect(player_token("p-1"))
+    assert (await player.cmd("subscribe", stream=f"table:{TABLE}"))["ok"]
+    conn = server_side(server, "p-1")
+    counted = CountedWrites(conn.transport)
+    conn.transport = counted
+    ids = [f"x-{i}" for i in range(5)]
+    replies = awaiting(player, ids)
+    for i in ids:
+        conn.answer(i, {"ok": True, "result": {"n": i}})
+    assert counted.writes == 0  # gathered until the turn is over
+    await asyncio.wait_for(asyncio.gather(*replies), 10)
+    assert counted.writes == 1
+    assert [a for a in player.arrivals if a[0] == "re" and a[1] in ids] == [("re", i) for i in ids]
+
+
+async def test_nothing_gathered_is_written_once_the_socket_closes(server: LiveServer) -> None:
+    player = await server.connect(player_token("p-1"))
+    assert (await player.cmd("subscribe", stream=f"table:{TABLE}"))["ok"]
+    conn = server_side(server, "p-1")
+    counted = CountedWrites(conn.transport)
+    conn.transport = counted
+    conn.answer("late", {"ok": True, "result": {}})
+    await conn.ws.close()  # the close frame goes first: nothing may follow it
+    await asyncio.sleep(0.05)
+    assert counted.writes == 0
+    assert "late" not in player.replies
+
+
+def bet(command_id: str, amount: int = 100) -> dict[str, Any]:
+    return {
+        "op": "place_bet",
+        "id": command_id,
+        "table": TABLE,
+        "player": "p-1",
+        "bet": {"kind": "straight", "numbers": ["17"]},
+        "amount": amount,
+    }
+
+
+async def test_a_retry_is_the_same_command_whichever_path_reads_it(server: LiveServer) -> None:
+    """A frame padded past the typed decoder's reach takes the exact path; its retry in a
+    compact frame takes the typed one (and the reverse): each retry gets the first reply,
+    and other content under the same id is a ``conflict``."""
+    player = await server.connect(player_token("p-1"))
+    pad = " " * FAST_FRAME_CHARS
+    for first, retry in (("typed", "exact"), ("exact", "typed")):
+        cid = f"r-{first}"
+        frames = {
+            "typed": json.dumps(bet(cid), separators=(",", ":")),
+            "exact": json.dumps(dict(reversed(bet(cid).items()))) + pad,
+        }
+        reply = await send_text(player, cid, frames[first])
+        assert reply["ok"], reply
+        assert await send_text(player, cid, frames[retry]) == reply
+        other = await player.send(bet(cid, amount=101))
+        assert other["error"]["code"] == "conflict"
+    assert len(await server.runtime.store.read(f"table:{TABLE}")) == 1 + 1 + 2
+
+
+async def test_replies_read_back_to_the_same_values(server: LiveServer) -> None:
+    """Text past ASCII is sent as UTF-8, and an ``re`` msgspec cannot write (a lone
+    surrogate) is escaped as the standard encoder does: the client reads what was meant."""
+    player = await server.connect(player_token("p-1"))
+    reply = await player.send({**bet("é-1"), "table": "café"})
+    assert reply == {
+        "re": "é-1",
+        "ok": False,
+        "error": {"code": "unknown_table", "message": "no table 'café' tonight"},
+    }
+    text = json.dumps(bet("x")).replace('"x"', '"x\\ud800"')
+    assert (await send_text(player, "x\ud800", text))["error"]["code"] == "bad_request"
+
+
+def test_encode_falls_back_to_the_standard_encoder() -> None:
+    assert gateway.encode({"re": "x\ud800", "ok": False}) == b'{"re":"x\\ud800","ok":false}'
+    assert gateway.encode({"re": "é", "n": [1, None]}) == '{"re":"é","n":[1,null]}'.encode()
