@@ -2,30 +2,74 @@
 
 from __future__ import annotations
 
+import bisect
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
 GC_PAUSE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 """Bounds (seconds) of the garbage-collection pause histogram's buckets."""
 
 
+COMMAND_SECONDS_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+"""Bounds (seconds) of the command latency histogram's buckets."""
+
+
+class CommandFigures:
+    """The figures of every command's reply: ``casino_commands_total`` by op and code, and
+    ``casino_command_seconds`` by op, kept in plain counts (one dict update per reply; the
+    client library's metrics take a lock and a call per update) and turned into metrics
+    when ``/metrics`` is read. A collector of the metrics registry."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], int] = {}
+        self.timings: dict[str, list[float]] = {}
+        """Per op: the count in each bucket (the last one beyond every bound), then the sum."""
+
+    def answered(self, op: str, code: str, seconds: float | None) -> None:
+        key = (op, code)
+        counts = self.counts
+        counts[key] = counts.get(key, 0) + 1
+        if seconds is not None:
+            timing = self.timings.get(op)
+            if timing is None:
+                timing = self.timings[op] = [0.0] * (len(COMMAND_SECONDS_BUCKETS) + 2)
+            # A bucket counts the values up to and including its bound, as Prometheus's do.
+            timing[bisect.bisect_left(COMMAND_SECONDS_BUCKETS, seconds)] += 1
+            timing[-1] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        commands = CounterMetricFamily(
+            "casino_commands_total", "Commands answered", labels=["op", "code"]
+        )
+        for (op, code), count in self.counts.items():
+            commands.add_metric([op, code], count)
+        yield commands
+        seconds = HistogramMetricFamily(
+            "casino_command_seconds", "Time from a command's arrival to its reply", labels=["op"]
+        )
+        # The bounds as the client library writes them ("0.001", "1.0"); the test compares.
+        bounds = [*(repr(float(b)) for b in COMMAND_SECONDS_BUCKETS), "+Inf"]
+        for op, timing in self.timings.items():
+            cumulative = 0.0
+            buckets = []
+            for bound, in_bucket in zip(bounds, timing[:-1], strict=True):
+                cumulative += in_bucket
+                buckets.append((bound, cumulative))
+            seconds.add_metric([op], buckets, timing[-1])
+        yield seconds
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.commands = Counter(
-            "casino_commands_total", "Commands answered", ["op", "code"], registry=self.registry
-        )
-        self.command_seconds = Histogram(
-            "casino_command_seconds",
-            "Time from a command's arrival to its reply",
-            ["op"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
-            registry=self.registry,
-        )
+        self.commands = CommandFigures()
+        """``casino_commands_total`` and ``casino_command_seconds``, counted per reply."""
+        self.registry.register(self.commands)
         self.batches = Histogram(
             "casino_append_batch_size",
             "Commands per actor batch (group commit)",
@@ -70,20 +114,9 @@ class Metrics:
         self._gc_max = [0.0, 0.0, 0.0]
         self._gc_started = 0.0
 
-        self._answered: dict[tuple[str, str], Any] = {}
-        self._timed: dict[str, Any] = {}
-
     def answered(self, op: str, code: str, seconds: float | None = None) -> None:
-        """Count a command's reply (and time it); label children are looked up once."""
-        counter = self._answered.get((op, code))
-        if counter is None:
-            counter = self._answered[(op, code)] = self.commands.labels(op, code)
-        counter.inc()
-        if seconds is not None:
-            timer = self._timed.get(op)
-            if timer is None:
-                timer = self._timed[op] = self.command_seconds.labels(op)
-            timer.observe(seconds)
+        """Count a command's reply (and time it)."""
+        self.commands.answered(op, code, seconds)
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.batches.observe(size)
