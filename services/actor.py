@@ -421,7 +421,7 @@ class Actor(Generic[S, C]):
             key=sub.key,
             result=pack_result(sub.fingerprint, reply),
             events=sealed,
-            moves=[BalanceMove(player=p, delta=d) for p, d in moves],
+            moves=[BalanceMove(p, d) for p, d in moves],
         )
         return reply, write, sealed, state, head, moves
 

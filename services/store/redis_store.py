@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgpack
@@ -26,10 +26,9 @@ from services.store import keys
 from services.store.writer import AppendWriter
 
 
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BalanceMove:
-    """A signed change to a player's chip balance; a negative move is guarded (never < 0)."""
+class BalanceMove(NamedTuple):
+    """A signed change to a player's chip balance; a negative move is guarded (never < 0).
+    A named tuple: one per bet, packed as the ``[player, delta]`` the script reads."""
 
     player: str
     delta: int
@@ -64,8 +63,8 @@ class CommandWrite:
             # alone, not halfway through a batch's writes.
             if type(m.delta) is not int or abs(m.delta) > MAX_MOVE:
                 raise OverflowError(f"balance move {m.delta!r} is not a whole number of cents")
-        moves = [[m.player, m.delta] for m in self.moves]
-        item = [self.key, self.result, moves, [encode(env) for env in self.events]]
+        # A move is a named tuple: msgpack writes it as the array [player, delta].
+        item = [self.key, self.result, list(self.moves), [encode(env) for env in self.events]]
         # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
         object.__setattr__(self, "packed", _pack_old_spec(item))
 
