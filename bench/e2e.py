@@ -190,6 +190,28 @@ def _batch_mean(metrics: str) -> float | None:
     return float(total.group(1)) / float(count.group(1))
 
 
+def _gc_pauses(metrics: str) -> tuple[float | None, str]:
+    """The longest collector pause (ms) a server's /metrics reports, over its generations,
+    and a note with each generation's passes and longest (None: a server without them)."""
+    longest: dict[str, float] = {}
+    for gen, value in re.findall(
+        r'^casino_gc_pause_longest_seconds\{generation="(\d)"\} ([0-9.e+-]+)$', metrics, re.M
+    ):
+        longest[gen] = float(value) * 1000
+    if not longest:
+        return None, "the server exports no casino_gc_pause_longest_seconds"
+    counts = dict(
+        re.findall(
+            r'^casino_gc_pause_seconds_count\{generation="(\d)"\} ([0-9.e+-]+)$', metrics, re.M
+        )
+    )
+    parts = [
+        f"gen{g}: {float(counts.get(g, 0)):.0f} passes, longest {longest[g]:.1f} ms"
+        for g in sorted(longest)
+    ]
+    return max(longest.values()), "; ".join(parts)
+
+
 async def _metrics(port: int) -> str:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -316,7 +338,9 @@ async def run(quick: bool) -> list[Result]:
 
             progress(f"e2e: closed loop, {WINDOW} bets in flight per client, {seconds:.0f} s")
             closed = await closed_loop(bettors, warmup, seconds, meter)
-            batch_closed = _batch_mean(await _metrics(server.port))
+            after_closed = await _metrics(server.port)
+            batch_closed = _batch_mean(after_closed)
+            gc_longest, gc_note = _gc_pauses(after_closed)
             progress("e2e: settling 20 rounds and opening the next")
             settle_ms, _ = await _settle_and_reopen(dealer, tables)
 
@@ -386,6 +410,14 @@ async def run(quick: bool) -> list[Result]:
             50,
             note=f"open loop at {light_rate:,.0f} bets/s offered, half of 2a (at least 100);"
             f" {open_note(light, light_rate)}",
+            digits=1,
+        ),
+        Result(
+            "2e e2e longest GC pause (server start to the end of the closed loop)",
+            gc_longest,
+            "ms",
+            note="casino_gc_pause_longest_seconds of the server's /metrics after 2a, the"
+            f" longest of its generations (the whole process waits for a pass); {gc_note}",
             digits=1,
         ),
     ]

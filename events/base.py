@@ -13,6 +13,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, Union
 
+from events.records import fast_init
+
 Data = dict[str, Any]
 Upcaster = Callable[[Data], Data]
 
@@ -38,13 +40,16 @@ _DECODERS: dict[type[Any], Callable[[Any], Any]] = {}
 
 
 def event(name: str, version: int = 1) -> Callable[[E], E]:
-    """Register an event class under a stable ``name`` and schema ``version``."""
+    """Register an event class under a stable ``name`` and schema ``version`` (a slotted
+    dataclass gets the cheaper ``__init__`` of :func:`events.records.fast_init`)."""
 
     def register(cls: E) -> E:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
             raise ValueError(f"event name {name!r} registered twice")
         cls.NAME = name
         cls.VERSION = version
+        if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
+            fast_init(cls)  # the actor builds several events per command
         _REGISTRY[name] = cls
         return cls
 
@@ -79,7 +84,11 @@ def registered() -> Mapping[str, type[Event]]:
 
 
 _PRIMITIVE = (str, int, bool, float, type(None), bytes)
+_PRIMITIVE_TYPES = frozenset(_PRIMITIVE)
 _SORTED_FIELDS: dict[type[Any], tuple[tuple[str, int], ...]] = {}
+_ENCODERS: dict[type[Any], Callable[[Any], Data]] = {}
+"""Per record type (an event body, a named tuple, a nested dataclass): the function that
+turns one into plain data, built once from its fields and their annotations."""
 
 
 def _sorted_fields(cls: type[Any]) -> tuple[tuple[str, int], ...]:
@@ -98,18 +107,122 @@ def _sorted_fields(cls: type[Any]) -> tuple[tuple[str, int], ...]:
 def to_data(value: Any) -> Any:
     """Plain data for a body, in canonical form: records (dataclasses, named tuples) and
     mappings become dicts with their keys sorted, tuples become lists. Stored events keep
-    this order (msgpack preserves it), so the hash over the stored data is reproducible."""
+    this order (msgpack preserves it), so the hash over the stored data is reproducible.
+
+    A record type is converted by its own encoder (:func:`record_encoder`), built once;
+    anything else is walked value by value."""
+    cls = value.__class__
+    if cls in _PRIMITIVE_TYPES:
+        return value
+    encode = _ENCODERS.get(cls)
+    if encode is not None:
+        return encode(value)
     if isinstance(value, _PRIMITIVE):
         return value
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return {name: to_data(value[i]) for name, i in _sorted_fields(type(value))}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: to_data(getattr(value, name)) for name, _i in _sorted_fields(type(value))}
+    if (isinstance(value, tuple) and hasattr(value, "_fields")) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        return record_encoder(cls)(value)
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     if isinstance(value, Mapping):
         return {k: to_data(value[k]) for k in sorted(value)}
     return value
+
+
+def _plain(value: Any) -> Any:
+    """:func:`to_data` of a value typed loosely (``Mapping[str, Any]``, ``Any``): the JSON
+    shapes (dicts, lists, scalars) without a lookup per value; anything else as to_data."""
+    cls = value.__class__
+    if cls in _PRIMITIVE_TYPES:
+        return value
+    scalar = _PRIMITIVE_TYPES
+    if cls is dict:
+        out = {}
+        for k in sorted(value):
+            v = value[k]
+            out[k] = v if v.__class__ in scalar else _plain(v)
+        return out
+    if cls is list or cls is tuple:
+        return [v if v.__class__ in scalar else _plain(v) for v in value]
+    return to_data(value)
+
+
+def record_encoder(cls: type[Any]) -> Callable[[Any], Data]:
+    """The function that turns a record of type ``cls`` (a dataclass or a named tuple) into
+    plain data exactly as :func:`to_data` defines it: a dict of its fields in sorted order,
+    each converted as its annotation says (a scalar as it is, a tuple as a list, a named
+    tuple inline as a dict, a nested dataclass by its own encoder, anything typed loosely
+    walked by value). Generated once per type from its fields: no reflection per event."""
+    cached = _ENCODERS.get(cls)
+    if cached is not None:
+        return cached
+    namespace: dict[str, Any] = {"plain": _plain, "to_data": to_data}
+    source = f"def encode(o):\n    return {_record_expression(cls, 'o', namespace, 0)}\n"
+    exec(source, namespace)  # one function per record type, as dataclasses build theirs
+    encode: Callable[[Any], Data] = namespace["encode"]
+    _ENCODERS[cls] = encode
+    return encode
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # an annotation that cannot be resolved: its fields walked by value
+        return {}
+
+
+def _record_expression(cls: type[Any], value: str, namespace: dict[str, Any], depth: int) -> str:
+    """Python source of a dict display that converts the record ``value`` (a name)."""
+    hints = _hints(cls)
+    named = not dataclasses.is_dataclass(cls)
+    items = []
+    for name, index in _sorted_fields(cls):
+        get = f"{value}[{index}]" if named else f"{value}.{name}"
+        items.append(f"{name!r}: {_expression(hints.get(name, Any), get, namespace, depth)}")
+    return "{" + ", ".join(items) + "}"
+
+
+def _is_scalar(tp: Any) -> bool:
+    """An annotation whose values are plain data as they are: a scalar type, a literal of
+    scalars, or a union of those."""
+    if tp in _PRIMITIVE_TYPES:
+        return True
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Literal:
+        return all(type(a) in _PRIMITIVE_TYPES for a in args)
+    if origin in (Union, types.UnionType):
+        return all(_is_scalar(a) for a in args)
+    return False
+
+
+def _expression(tp: Any, value: str, namespace: dict[str, Any], depth: int) -> str:
+    """Python source converting ``value`` (an expression without side effects, cheap to
+    evaluate again) of a field annotated ``tp`` to plain data, as :func:`to_data` would."""
+    if _is_scalar(tp):
+        return value
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1 and len(args) == 2:
+            converted = _expression(inner[0], value, namespace, depth)
+            return f"(None if {value} is None else {converted})"
+        return f"plain({value})"
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if _is_scalar(args[0]):
+            return f"list({value})"
+        item = f"x{depth}"
+        return f"[{_expression(args[0], item, namespace, depth + 1)} for {item} in {value}]"
+    if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):
+        # A named tuple cannot be subclassed with other fields: its fields, inline.
+        if depth > 8:
+            return f"to_data({value})"
+        return _record_expression(tp, value, namespace, depth + 1)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return f"to_data({value})"  # a subclass would add fields: encoded by its own type
+    return f"plain({value})"
 
 
 def upcast(name: str, version: int, data: Data) -> Data:

@@ -13,7 +13,7 @@ from typing import Any
 import msgpack
 
 from events.base import Data, current_version, upcast
-from events.envelope import Envelope
+from events.envelope import Envelope, _pack, assemble
 
 _TYPE, _VERSION, _STREAM, _TS, _DATA = 1, 2, 3, 5, 11
 """Positions in the stored array (see :func:`encode`) of what a fold reads."""
@@ -23,7 +23,7 @@ def encode(env: Envelope) -> bytes:
     """Pack an envelope as a msgpack array in a fixed field order."""
     if env.raw is not None:
         return env.raw
-    packed: bytes = msgpack.packb(
+    return _pack(
         [
             env.id,
             env.type,
@@ -37,30 +37,16 @@ def encode(env: Envelope) -> bytes:
             env.prev_hash,
             env.hash,
             env.data,
-        ],
-        use_bin_type=True,
+        ]
     )
-    return packed
 
 
 def decode(raw: bytes, log_id: str | None = None) -> Envelope:
     """Unpack what :func:`encode` wrote."""
     f: list[Any] = msgpack.unpackb(raw, raw=False)
-    return Envelope(
-        id=f[0],
-        type=f[1],
-        version=f[2],
-        stream=f[3],
-        seq=f[4],
-        ts=f[5],
-        actor=f[6],
-        causation=f[7],
-        correlation=f[8],
-        prev_hash=f[9],
-        hash=f[10],
-        data=f[11],
-        log_id=log_id,
-    ).with_raw(raw)
+    return assemble(
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], log_id, raw, None
+    )
 
 
 def fold_view(raw: bytes) -> tuple[str, str, Data, int]:

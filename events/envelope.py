@@ -11,12 +11,14 @@ beside the envelope (``log_id``) and is not covered by the hash.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 
 from events.base import Data, Event, from_data, to_data
+from events.records import assembler
 
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of every stream's first event."""
@@ -62,6 +64,14 @@ class Envelope:
         return from_data(self.type, self.version, self.data)
 
 
+assemble = assembler(Envelope)
+"""``assemble(id, type, version, stream, seq, ts, actor, causation, correlation,
+prev_hash, hash, data, log_id, raw, body)``: an :class:`Envelope` with every field given,
+set slot by slot (a frozen dataclass's own ``__init__`` costs several times more; seal and
+decode build one per event). For the store's own readers and writers only: ``raw`` must
+be the envelope's encoding."""
+
+
 def canonical(value: Any) -> Any:
     """Plain data with every mapping's keys sorted, so equal data encodes to equal bytes."""
     if isinstance(value, dict):
@@ -71,9 +81,9 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def _pack(value: Any) -> bytes:
-    packed: bytes = msgpack.packb(value, use_bin_type=True)
-    return packed
+_pack: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=True).pack
+"""msgpack with the bin type, by one packer made once (``packb`` makes a new one per call).
+A packer is not for two threads at once: sealing runs on the event loop's thread."""
 
 
 HASHED_FIELDS = 11
@@ -84,6 +94,10 @@ ENCODED_FIELDS = 12
 
 def _fixarray(n: int) -> bytes:
     return bytes([0x90 | n])
+
+
+_HASHED_HEADER = _fixarray(HASHED_FIELDS)
+_ENCODED_HEADER = _fixarray(ENCODED_FIELDS)
 
 
 def _head(metadata: tuple[Any, ...]) -> bytes:
@@ -111,7 +125,7 @@ def chain_hash(
     which Redis assigns), with every map of ``data`` in sorted key order, so the hash does
     not depend on how a reader ordered the keys (JSON tools may not keep them)."""
     head = _head((id, type, version, stream, seq, ts, actor, causation, correlation, prev_hash))
-    return hashlib.sha256(_fixarray(HASHED_FIELDS) + head + _pack(canonical(data))).hexdigest()
+    return hashlib.sha256(_HASHED_HEADER + head + _pack(canonical(data))).hexdigest()
 
 
 def seal(
@@ -128,31 +142,32 @@ def seal(
 ) -> Envelope:
     """Wrap an event body in its envelope and compute its link in the stream's hash chain.
 
-    The data and metadata are packed once: the same bytes feed the hash and the stored
-    entry (``raw``). ``to_data`` already sorts every map's keys, so these bytes are the
-    canonical form :func:`chain_hash` recomputes."""
+    The data and metadata are packed once: the same bytes feed the one hash and the
+    stored entry (``raw``). ``to_data`` already sorts every map's keys (by the body type's
+    own encoder), so these bytes are the canonical form :func:`chain_hash` recomputes."""
     data = to_data(body)
     data_bytes = _pack(data)
-    head = _head(
+    head = _pack(
         (id, body.NAME, body.VERSION, stream, seq, ts, actor, causation, correlation, prev_hash)
+    )[1:]
+    digest = hashlib.sha256(_HASHED_HEADER + head + data_bytes).hexdigest()
+    return assemble(
+        id,
+        body.NAME,
+        body.VERSION,
+        stream,
+        seq,
+        ts,
+        actor,
+        causation,
+        correlation,
+        prev_hash,
+        digest,
+        data,
+        None,
+        _ENCODED_HEADER + head + _pack(digest) + data_bytes,
+        body,
     )
-    digest = hashlib.sha256(_fixarray(HASHED_FIELDS) + head + data_bytes).hexdigest()
-    env = Envelope(
-        id=id,
-        type=body.NAME,
-        version=body.VERSION,
-        stream=stream,
-        seq=seq,
-        ts=ts,
-        actor=actor,
-        causation=causation,
-        correlation=correlation,
-        prev_hash=prev_hash,
-        hash=digest,
-        data=data,
-    )
-    object.__setattr__(env, "body", body)
-    return env.with_raw(_fixarray(ENCODED_FIELDS) + head + _pack(digest) + data_bytes)
 
 
 def event_id(*, stream: str, actor: str, causation: str, index: int) -> str:

@@ -93,9 +93,28 @@ def _paid(payouts: Iterable[tuple[str, int, str]]) -> list[Move]:
     return [Move(player, cents, kind) for (player, kind), cents in sorted(paid.items())]
 
 
+_SIGNS: Mapping[type[Event], int] = {
+    ChipsIssued: +1,
+    ChipsRedeemed: -1,
+    BetPlaced: -1,
+    WagerAdded: -1,
+    BetCancelled: +1,
+}
+""":data:`SINGLE_MOVES`' signs by class, for the balance guard's look-up per event."""
+
+
 def balance_moves(events: Iterable[Event]) -> list[tuple[str, int]]:
-    """How events move players' balances (player, signed cents), for the balance guard.
+    """How events move players' balances (player, signed cents), for the balance guard:
+    :func:`money_moves` of each event, in order.
 
     A negative move (a bet, a cash-out) is guarded by the store: the whole command is
     refused with ``insufficient_funds`` if any balance would go below zero."""
-    return [(m.player, m.cents) for ev in events for m in money_moves(ev)]
+    out: list[tuple[str, int]] = []
+    for ev in events:
+        sign = _SIGNS.get(ev.__class__)
+        if sign is not None:  # a bet, a sale: one move, without building a Move
+            single: Any = ev
+            out.append((single.player, sign * single.amount))
+        else:
+            out += [(m.player, m.cents) for m in money_moves(ev)]
+    return out

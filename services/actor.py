@@ -435,44 +435,48 @@ class Actor(Generic[S, C]):
         balance moves after it. Raises on a fault (the caller keeps what was before)."""
         events: list[Event] = []
         moves: list[tuple[str, int]] = []
+        rules = self.rules
         if reply is None:
             try:
-                events = self.rules.decide(state, sub.command)
+                events = rules.decide(state, sub.command)
             except RuleError as e:
                 if not e.stored:
                     raise  # answered, not stored: a retry once the fault is fixed goes on
                 reply = error_reply(e.code, e.message)
-        if reply is None:
-            moves = self.rules.moves(events)
+        if reply is None and events:
+            moves = rules.moves(events)
             short = None if balances is None else _first_overdrawn(balances, moves)
             if short is not None:
                 reply, events, moves = _insufficient(short), [], []
         sealed: list[Envelope] = []
         if reply is None:
             ts = self.clock()
+            stream, actor, causation = self.stream, sub.actor, sub.command_id
+            seq, last_hash = head.version, head.last_hash
             for index, ev in enumerate(events):
-                state = self.rules.evolve(state, ev)
+                state = rules.evolve(state, ev)
+                seq += 1
                 env = seal(
                     ev,
-                    id=event_id(
-                        stream=self.stream, actor=sub.actor, causation=sub.command_id, index=index
-                    ),
-                    stream=self.stream,
-                    seq=head.version + 1,
+                    id=event_id(stream=stream, actor=actor, causation=causation, index=index),
+                    stream=stream,
+                    seq=seq,
                     ts=ts,
-                    actor=sub.actor,
-                    causation=sub.command_id,
-                    correlation=self.rules.correlation(state),
-                    prev_hash=head.last_hash,
+                    actor=actor,
+                    causation=causation,
+                    correlation=rules.correlation(state),
+                    prev_hash=last_hash,
                 )
-                head = Head(env.seq, env.hash)
+                last_hash = env.hash
                 sealed.append(env)
-            reply = {"ok": True, "result": self.rules.result(state, sealed)}
+            if sealed:
+                head = Head(seq, last_hash)
+            reply = {"ok": True, "result": rules.result(state, sealed)}
         write = CommandWrite(
             key=sub.key,
             result=pack_result(sub.fingerprint, reply),
             events=sealed,
-            moves=[BalanceMove(player=p, delta=d) for p, d in moves],
+            moves=[BalanceMove(p, d) for p, d in moves],
         )
         return reply, write, sealed, state, head, moves
 

@@ -215,6 +215,16 @@ _COUNT: Final[Mapping[str, int]] = {
     "basket": 3,
 }
 _ALL_KINDS: Final[frozenset[str]] = frozenset(_FIELD)
+_ALLOWED: Final[Mapping[str, frozenset[str]]] = {
+    kind: frozenset(
+        {"kind"}
+        | ({field} if field is not None else set())
+        # five and seven numbers may name their numbers; they must be exactly the wager's
+        | ({"numbers"} if kind in ("five", "seven_numbers") else set())
+    )
+    for kind, field in _FIELD.items()
+}
+"""The fields a bet of each kind may have."""
 
 _Key = tuple[str, tuple[str, ...] | int | str | None]
 """A canonical bet as a hashable key: (kind, numbers | column | dozen | center | color)."""
@@ -545,6 +555,10 @@ def _pocket_name(wheel: str, value: JSON, what: str) -> str:
 def _numbers(wheel: str, raw: JSON) -> tuple[str, ...]:
     if not isinstance(raw, list | tuple):
         raise bad_request("numbers must be a list of number strings")
+    if len(raw) == 1:  # a straight: the most frequent bet there is
+        only = raw[0]
+        if type(only) is str and only in _POCKETS[wheel]:
+            return (only,)
     nums = [_pocket_name(wheel, v, "numbers") for v in raw]
     if len(set(nums)) != len(nums):
         raise invalid_bet("numbers names a number twice")
@@ -554,11 +568,9 @@ def _numbers(wheel: str, raw: JSON) -> tuple[str, ...]:
 def _canonical(wheel: str, kind: str, bet: Mapping[str, JSON]) -> tuple[_Key, dict[str, JSON]]:
     """The canonical key and spec of a bet of a known ``kind``, or RuleError."""
     field = _FIELD[kind]
-    allowed = {"kind"} if field is None else {"kind", field}
-    if kind in ("five", "seven_numbers"):
-        allowed.add("numbers")  # may name its numbers; they must be exactly the wager's
-    extra = sorted(str(k) for k in bet if k not in allowed)
-    if extra:
+    allowed = _ALLOWED[kind]
+    if not allowed.issuperset(bet):
+        extra = sorted(str(k) for k in bet if k not in allowed)
         raise bad_request(f"unknown fields for a {kind} bet: {', '.join(extra)}")
     table = _COVERAGE[wheel]
     if field is None:

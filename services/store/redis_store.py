@@ -8,10 +8,10 @@ guards, and writes everything or nothing. Streams are never trimmed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgpack
@@ -21,13 +21,14 @@ from redis.asyncio.cluster import RedisCluster
 
 from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope
+from events.records import fast_init
 from services.store import keys, replication
 from services.store.writer import AppendWriter
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BalanceMove:
-    """A signed change to a player's chip balance; a negative move is guarded (never < 0)."""
+class BalanceMove(NamedTuple):
+    """A signed change to a player's chip balance; a negative move is guarded (never < 0).
+    A named tuple: one per bet, packed as the ``[player, delta]`` the script reads."""
 
     player: str
     delta: int
@@ -37,6 +38,12 @@ MAX_MOVE = 2**53 - 1
 """Largest balance move the append script takes: Lua's numbers are exact up to 2^53."""
 
 
+_pack_old_spec: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=False).pack
+"""msgpack without the bin type, by one packer made once (``packb`` makes one per call)."""
+_pack: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=True).pack
+
+
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandWrite:
     """What one command writes: its events, balance moves and stored result (for retries).
@@ -56,10 +63,10 @@ class CommandWrite:
             # alone, not halfway through a batch's writes.
             if type(m.delta) is not int or abs(m.delta) > MAX_MOVE:
                 raise OverflowError(f"balance move {m.delta!r} is not a whole number of cents")
-        moves = [[m.player, m.delta] for m in self.moves]
-        item = [self.key, self.result, moves, [encode(env) for env in self.events]]
+        # A move is a named tuple: msgpack writes it as the array [player, delta].
+        item = [self.key, self.result, list(self.moves), [encode(env) for env in self.events]]
         # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
-        object.__setattr__(self, "packed", msgpack.packb(item, use_bin_type=False))
+        object.__setattr__(self, "packed", _pack_old_spec(item))
 
 
 def _array_header(n: int) -> bytes:
@@ -442,8 +449,7 @@ class EventStore:
 
 def pack_result(fingerprint: str, reply: dict[str, Any]) -> bytes:
     """The stored form of a command's reply, with the fingerprint of what was asked."""
-    packed: bytes = msgpack.packb([fingerprint, reply], use_bin_type=True)
-    return packed
+    return _pack([fingerprint, reply])
 
 
 def unpack_result(raw: bytes) -> tuple[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from events.base import Event
+from events.records import replacer
 from events.tables import (
     BetCancelled,
     BetPlaced,
@@ -291,13 +292,7 @@ def evolve(state: TableState, event: Event) -> TableState:
             placed = PlacedBet(
                 bet_id=event.bet_id, player=event.player, bet=event.bet, amount=event.amount
             )
-            return replace(
-                state,
-                version=version,
-                play=play,
-                closed=closed,
-                placed=BetNode(placed, state.placed),
-            )
+            return _after_bet(state, version, play, closed, BetNode(placed, state.placed))
         case RoundOpened():
             return replace(
                 state,
@@ -326,7 +321,13 @@ def evolve(state: TableState, event: Event) -> TableState:
             )
         case TableClosed():
             return replace(state, version=version, play=play, closed=True)
-    return replace(state, version=version, play=play, closed=closed)
+    return _after_step(state, version, play, closed)
+
+
+_after_bet = replacer(TableState, "version", "play", "closed", "placed")
+"""``replace(state, version=, play=, closed=, placed=)``, for the fold of every bet."""
+_after_step = replacer(TableState, "version", "play", "closed")
+"""``replace(state, version=, play=, closed=)``, for the fold of a step of the game."""
 
 
 def fold(state: TableState, events: Sequence[Event]) -> TableState:
