@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
 Names: store, e2e, settle, wheel_settle, rebuild, control_sheets, fanout, fairness, soak,
-black_jack.
+black_jack, scaling.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -18,7 +18,18 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import black_jack, control_sheets, e2e, fanout, hostile, rebuild, settle, store, wheels
+from bench import (
+    black_jack,
+    control_sheets,
+    e2e,
+    fanout,
+    hostile,
+    rebuild,
+    scaling,
+    settle,
+    store,
+    wheels,
+)
 from bench.common import Result, progress
 from services import logging as app_logging
 
@@ -33,6 +44,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "fairness": hostile.fairness,
     "soak": hostile.soak,
     "black_jack": black_jack.run,
+    "scaling": scaling.run,
 }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import sys
@@ -70,7 +69,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     await site.start()
     from services.gateway.transport import RUNTIME
 
-    tune_gc(app[RUNTIME].metrics)
+    stop_gc = tune_gc(app[RUNTIME].metrics)
     now = int(time.time())
     base = f"http://{settings.host}:{settings.port}"
     tables = tuple(t.id for t in night.tables)
@@ -107,6 +106,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    stop_gc()
     await runner.cleanup()
     return 0
 
@@ -114,26 +114,29 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
 BANNER_TOKEN_TTL = 43200
 """Lifetime of the tokens the ``serve`` banner prints, in seconds (12 hours)."""
 
-GC_THRESHOLDS = (50_000, 2, 1_000)
-"""Collector thresholds for the server process (CPython's defaults are 700, 10, 10).
-
-Under load a young pass scans every command in flight, whatever the threshold, so fewer
-passes cost less: 50,000 took about a quarter of the collector's CPU that 10,000 did in the
-closed-loop bench, with a longest pass no longer. A middle pass every second young pass
-moves what lives on (the bets of open rounds) to the old generation before much of it
-piles up, so no middle pass scans many young passes' worth of survivors."""
-
 
 def tune_gc(metrics: Metrics) -> Callable[[], None]:
-    """Set the cyclic garbage collector up for a long-running server, once it has started:
-    collect what start-up left, freeze what survived (the actors' state and the
-    projections, which live all night, are never scanned again), run it at
-    :data:`GC_THRESHOLDS`, and time every pass into ``metrics``. Returns the function that
-    stops the timing."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-    return metrics.watch_gc()
+    """Set the cyclic garbage collector up for a long-running server, once it has started
+    (``services.gc_tuning``): freeze what start-up left, then young passes only, each
+    pass's survivors frozen, a full pass when the frozen heap has doubled (from a task,
+    when called on the event loop); every pass timed into ``metrics``. Returns the function
+    that undoes it (the frozen objects stay frozen)."""
+    from services.gc_tuning import YoungPassesOnly
+
+    plan = YoungPassesOnly()
+    plan.install()
+    unwatch = metrics.watch_gc()
+    task: asyncio.Task[None] | None = None
+    with contextlib.suppress(RuntimeError):  # no running loop: no full passes
+        task = asyncio.get_running_loop().create_task(plan.run(), name="gc-full-pass")
+
+    def stop() -> None:
+        unwatch()
+        plan.uninstall()
+        if task is not None:
+            task.cancel()
+
+    return stop
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
