@@ -3,7 +3,7 @@ it owns, their placement, and the routing of every command to its stream's owner
 
 Every ``lease_renew_seconds`` (:meth:`ClusterNode.tick`): say this node is live; renew
 every lease held in one script call (and stop the actors of those lost); read every
-stream's lease; take a free lease whose preferred node (rendezvous over the live nodes)
+stream's lease; take a free lease whose preferred node (rendezvous with bounded loads over the live nodes)
 is this one, or that no one took for a few ticks; hand a stream to the live node that now
 prefers it (drain its actor, release the lease, send on what was queued); hold or take
 the projections' lease. A command for a stream this process does not run goes to the
@@ -22,7 +22,7 @@ import structlog
 from services.actor import MOVED, Reply, Submission, error_reply
 from services.cluster.forward import Inbox, Message, Routed, message_dict
 from services.cluster.leases import PROJECTIONS, Holder, Leases, parse_holder
-from services.cluster.placement import preferred
+from services.cluster.placement import assign
 from services.gateway.auth import Principal
 from services.gateway.metrics import Metrics
 from services.settings import Settings
@@ -100,6 +100,8 @@ class ClusterNode:
         self._free: dict[str, int] = {}
         self._seen: dict[str, int] = {}
         self._ticks = 0
+        self._placed_for: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._placement: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         supervisor.on_drop = self._dropped
 
@@ -124,7 +126,7 @@ class ClusterNode:
         holders = await self.leases.holders(self.supervisor.streams())
         self.owners.update(holders)
         for stream, holder in holders.items():
-            if self._takeable(holder) and preferred(self.live, stream) == self.node:
+            if self._takeable(holder) and self._want(stream) == self.node:
                 await self._take(stream, strict=True)
         await self._take_projections()
 
@@ -168,6 +170,15 @@ class ClusterNode:
 
     def owns(self, stream: str) -> bool:
         return stream in self.active
+
+    def _want(self, stream: str) -> str | None:
+        """The live node that should run ``stream`` (:func:`placement.assign` over the live
+        nodes and every stream known), recomputed when either changes."""
+        key = (tuple(self.live), tuple(self.supervisor.streams()))
+        if key != self._placed_for:
+            self._placed_for = key
+            self._placement = assign(*key)
+        return self._placement.get(stream)
 
     def _takeable(self, holder: Holder | None) -> bool:
         """Free, or held by an earlier life of this node (taken over at once)."""
@@ -347,7 +358,7 @@ class ClusterNode:
                 holder = await self.leases.holder(stream)
                 self.owners[stream] = holder
             if self._takeable(holder):
-                want = preferred(self.live, stream)
+                want = self._want(stream)
                 if want in (None, self.node) or hops + 1 >= self.settings.forward_hops:
                     if await self._take(stream):
                         return await self._local(who, msg, hops)
@@ -419,7 +430,7 @@ class ClusterNode:
         for stream, holder in holders.items():
             if stream in self._activating:
                 continue
-            want = preferred(self.live, stream)
+            want = self._want(stream)
             if self._takeable(holder):
                 waited = self._free[stream] = self._free.get(stream, 0) + 1
                 if want == self.node or waited > FREE_TICKS:

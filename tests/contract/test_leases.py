@@ -14,7 +14,7 @@ from services.actor import MOVED, Actor, Submission
 from services.cage.actor import CageRules
 from services.cage.rules import BuyChips
 from services.cluster.leases import Leases, parse_holder
-from services.cluster.placement import preferred, ranked
+from services.cluster.placement import assign, preferred, ranked
 from services.store import keys
 from services.store.redis_store import Appended, BalanceMove, EventStore, Fenced, Head
 from tests.contract.test_event_store import chain, write
@@ -207,3 +207,21 @@ def test_rendezvous_placement_moves_only_the_streams_of_a_node_that_leaves() -> 
             assert after[s] == ranked(nodes, s)[1]
     # The order does not depend on how the nodes are listed.
     assert all(preferred(["c", "a", "b"], s) == before[s] for s in streams)
+
+
+def test_the_placement_spreads_streams_evenly_and_moves_few_when_a_node_goes() -> None:
+    streams = ["license", "cage", *(f"table:t-{i:02d}" for i in range(1, 21))]
+    two_nodes = ["node-a", "node-b"]
+    three_nodes = [*two_nodes, "node-c"]
+    placed = assign(two_nodes, streams)
+    assert set(placed) == set(streams)
+    # Even shares (rendezvous alone splits these 22 unevenly).
+    assert sorted(list(placed.values()).count(n) for n in two_nodes) == [11, 11]
+    three = assign(three_nodes, streams)
+    assert max(list(three.values()).count(n) for n in three_nodes) == 8
+    # The same inputs in any order give the same placement (every node computes it).
+    assert assign(list(reversed(two_nodes)), list(reversed(streams))) == placed
+    # When node-c goes, most of the streams the others had stay where they were.
+    stayed = [s for s in streams if three[s] != "node-c" and placed[s] == three[s]]
+    assert len(stayed) >= len([s for s in streams if three[s] != "node-c"]) - 4
+    assert assign([], streams) == {}

@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 
 from services.cluster.identity import default_node_id
 from services.cluster.leases import parse_holder
-from services.cluster.placement import preferred
+from services.cluster.placement import assign
 from services.store import keys
 from services.store.embedded import EmbeddedRedis, free_port
 from tests.e2e.serve import EXE, ServeProcess, night_toml, random_bet
@@ -100,9 +100,10 @@ async def holders(admin: aioredis.Redis, org: str) -> dict[str, str | None]:
 
 
 async def placed(admin: aioredis.Redis, org: str, live: list[ServeProcess]) -> dict[str, str]:
-    """Wait until every stream is held by the live node rendezvous prefers; who holds what."""
+    """Wait until every stream is held by the live node the placement prefers; who holds
+    what."""
     ids = [node_id(s) for s in live]
-    want = {s: preferred(ids, s) for s in STREAMS}
+    want: dict[str, str | None] = dict(assign(ids, STREAMS))
     got: dict[str, str | None] = {}
     for _ in range(200):
         got = await holders(admin, org)

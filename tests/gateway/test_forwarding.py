@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.actor import MOVED
-from services.cluster.placement import preferred
+from services.cluster.placement import assign
 from services.gateway.auth import Principal
 from services.gateway.commands import submit_command
 from services.store import keys
@@ -36,9 +36,10 @@ async def pair(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[list[Live
     try:
         nodes = [s.runtime.cluster.node for s in servers]
         streams = servers[0].runtime.supervisor.streams()
+        want = assign(nodes, streams)
         for _ in range(200):
             owned = {n: set(s.runtime.cluster.active) for n, s in zip(nodes, servers, strict=True)}
-            if all(name in owned[preferred(nodes, name) or ""] for name in streams) and sum(
+            if all(name in owned[want[name]] for name in streams) and sum(
                 map(len, owned.values())
             ) == len(streams):
                 break
@@ -83,7 +84,12 @@ async def test_a_raffle_set_up_on_either_process_lives_where_it_is_preferred(
 ) -> None:
     nodes = [s.runtime.cluster.node for s in pair]
     # A raffle id whose stream the second server does not prefer, set up through it.
-    raffle = next(f"std-{i}" for i in range(100) if preferred(nodes, f"raffle:std-{i}") == nodes[0])
+    streams = pair[0].runtime.supervisor.streams()
+    raffle = next(
+        f"std-{i}"
+        for i in range(100)
+        if assign(nodes, [*streams, f"raffle:std-{i}"])[f"raffle:std-{i}"] == nodes[0]
+    )
     member = await pair[1].connect(token("member_in_charge"))
     config = {
         "name": "Spring raffle",
