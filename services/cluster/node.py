@@ -3,12 +3,12 @@ it owns, their placement, and the routing of every command to its stream's owner
 
 Every ``lease_renew_seconds`` (:meth:`ClusterNode.tick`): say this node is live; renew
 every lease held in one script call (and stop the actors of those lost); read every
-stream's lease; take a free lease whose preferred node (rendezvous with bounded loads over the live nodes)
-is this one, or that no one took for a few ticks; hand a stream to the live node that now
-prefers it (drain its actor, release the lease, send on what was queued); hold or take
-the projections' lease. A command for a stream this process does not run goes to the
-holder's inbox (:mod:`services.cluster.forward`); for a free stream, this process takes
-the lease at once and runs it.
+stream's lease; take a free lease whose preferred node (rendezvous with bounded loads over
+the live nodes, ``placement.assign``) is this one, or that no one took for a few ticks;
+hand a stream to the live node that now prefers it (drain its actor, release the lease,
+send on what was queued); hold or take the projections' lease. A command for a stream
+this process does not run goes to the holder's inbox (:mod:`services.cluster.forward`);
+for a free stream, this process takes the lease at once and runs it.
 """
 
 from __future__ import annotations
