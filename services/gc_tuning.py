@@ -42,7 +42,8 @@ QUIET_YOUNG_PASSES = 2
 """A full pass that is due waits for a quiet moment: a check interval in which at most this
 many young passes ran (few allocations: few commands)."""
 FULL_PASS_MAX_WAIT_SECONDS = 600.0
-"""Longest a due full pass waits for a quiet moment before it runs anyway."""
+"""Longest the server goes without looking whether a full pass is due (and running it)
+when no quiet moment comes."""
 UNREACHABLE = 1 << 30
 """Thresholds of the middle and old generations: never reached (their passes would find
 the generations empty anyway, every young survivor being frozen)."""
@@ -109,24 +110,23 @@ class YoungPassesOnly:
         return collected
 
     async def run(self) -> None:
-        """Look every :data:`FULL_PASS_CHECK_SECONDS` whether a full pass is due; run it at
-        the first quiet moment (:data:`QUIET_YOUNG_PASSES`), or once it has waited
-        :data:`FULL_PASS_MAX_WAIT_SECONDS`: its pause, about a microsecond per object of
-        the whole heap, then falls where few commands wait."""
+        """Every :data:`FULL_PASS_CHECK_SECONDS`, at a quiet moment (:data:`QUIET_YOUNG_PASSES`)
+        or once :data:`FULL_PASS_MAX_WAIT_SECONDS` have passed without one, look whether a
+        full pass is due and run it. Looking walks the frozen heap (``gc.get_freeze_count``
+        counts it object by object: tens of milliseconds for a large heap), so it too waits
+        for a quiet moment; so does the pass, about a microsecond per object of the heap."""
         loop = asyncio.get_running_loop()
         young = gc.get_stats()[0]["collections"]
-        due_since: float | None = None
+        looked = loop.time()
         while True:
             await asyncio.sleep(FULL_PASS_CHECK_SECONDS)
             now_young = gc.get_stats()[0]["collections"]
             quiet = now_young - young <= QUIET_YOUNG_PASSES
             young = now_young
-            if not self.full_pass_due():
-                due_since = None
+            if not quiet and loop.time() - looked < FULL_PASS_MAX_WAIT_SECONDS:
                 continue
-            due_since = loop.time() if due_since is None else due_since
-            if quiet or loop.time() - due_since >= FULL_PASS_MAX_WAIT_SECONDS:
+            looked = loop.time()
+            if self.full_pass_due():
                 collected = self.full_pass()
-                due_since = None
                 young = gc.get_stats()[0]["collections"]
                 log.info("gc_full_pass", collected=collected, frozen=gc.get_freeze_count())

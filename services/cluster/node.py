@@ -100,7 +100,11 @@ class ClusterNode:
         self._free: dict[str, int] = {}
         self._seen: dict[str, int] = {}
         self._ticks = 0
-        self._placed_for: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._placed_for: tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]] = (
+            (),
+            (),
+            (),
+        )
         self._placement: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         supervisor.on_drop = self._dropped
@@ -173,11 +177,15 @@ class ClusterNode:
 
     def _want(self, stream: str) -> str | None:
         """The live node that should run ``stream`` (:func:`placement.assign` over the live
-        nodes and every stream known), recomputed when either changes."""
-        key = (tuple(self.live), tuple(self.supervisor.streams()))
+        nodes, every stream known and their holders as last read), recomputed when any of
+        them changes."""
+        holders = tuple(
+            (name, holder.node) for name, holder in self.owners.items() if holder is not None
+        )
+        key = (tuple(self.live), tuple(self.supervisor.streams()), holders)
         if key != self._placed_for:
             self._placed_for = key
-            self._placement = assign(*key)
+            self._placement = assign(key[0], key[1], dict(holders))
         return self._placement.get(stream)
 
     def _takeable(self, holder: Holder | None) -> bool:

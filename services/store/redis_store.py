@@ -285,6 +285,7 @@ class EventStore:
         if pool is not None:
             self._raw = aioredis.Redis(connection_pool=pool)
             self._raw.set_response_callback("XRANGE", _identity)
+            self._raw.set_response_callback("XREAD", _identity)
 
     async def head(self, stream: str) -> Head:
         """The stream's version and last hash, from its meta hash."""
@@ -380,10 +381,13 @@ class EventStore:
         self, after: str, limit: int = 1000, block_ms: int = 1000
     ) -> list[tuple[str, bytes]]:
         """Wait up to ``block_ms`` for raw org-log entries after ``after``."""
-        got: Any = await self.redis.xread({self._log: after}, count=limit, block=block_ms)
+        got: Any = await self._raw.xread({self._log: after}, count=limit, block=block_ms)
         out: list[tuple[str, bytes]] = []
-        for _key, entries in got or []:
-            out += [(_s(i), f[b"e"]) for i, f in entries]
+        # Raw replies (the single-Redis client): [[key, [[id, [b"e", payload]], ...]]], or
+        # a map of key -> entries; a cluster client's are parsed (fields as a dict).
+        streams = got.items() if isinstance(got, dict) else (got or [])
+        for _key, entries in streams:
+            out += [(_s(i), _payload(f)) for i, f in entries]
         return out
 
     async def log_head(self) -> str:

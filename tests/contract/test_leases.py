@@ -225,3 +225,17 @@ def test_the_placement_spreads_streams_evenly_and_moves_few_when_a_node_goes() -
     stayed = [s for s in streams if three[s] != "node-c" and placed[s] == three[s]]
     assert len(stayed) >= len([s for s in streams if three[s] != "node-c"]) - 4
     assert assign([], streams) == {}
+
+
+def test_the_placement_keeps_each_stream_with_its_live_holder_within_its_share() -> None:
+    streams = ["license", "cage", *(f"table:t-{i:02d}" for i in range(1, 21))]
+    three = assign(["node-a", "node-b", "node-c"], streams)
+    # node-c dies: the others keep every stream they held, and share node-c's.
+    two = assign(["node-a", "node-b"], streams, three)
+    assert all(two[s] == three[s] for s in streams if three[s] != "node-c")
+    assert sorted(list(two.values()).count(n) for n in ("node-a", "node-b")) == [11, 11]
+    # One node held everything; a second joins: the first keeps its share, the rest move.
+    alone = dict.fromkeys(streams, "node-a")
+    joined = assign(["node-a", "node-b"], streams, alone)
+    assert list(joined.values()).count("node-a") == 11
+    assert assign(["node-a", "node-b"], streams, joined) == joined  # it is settled

@@ -103,10 +103,12 @@ async def placed(admin: aioredis.Redis, org: str, live: list[ServeProcess]) -> d
     """Wait until every stream is held by the live node the placement prefers; who holds
     what."""
     ids = [node_id(s) for s in live]
-    want: dict[str, str | None] = dict(assign(ids, STREAMS))
+    want: dict[str, str | None] = {}
     got: dict[str, str | None] = {}
     for _ in range(200):
         got = await holders(admin, org)
+        # Settled: every stream held, and where the placement keeps it given who holds it.
+        want = dict(assign(ids, STREAMS, {s: n for s, n in got.items() if n is not None}))
         if got == want:
             return {s: n for s, n in got.items() if n is not None}
         await asyncio.sleep(0.05)

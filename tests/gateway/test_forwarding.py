@@ -36,9 +36,10 @@ async def pair(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[list[Live
     try:
         nodes = [s.runtime.cluster.node for s in servers]
         streams = servers[0].runtime.supervisor.streams()
-        want = assign(nodes, streams)
         for _ in range(200):
             owned = {n: set(s.runtime.cluster.active) for n, s in zip(nodes, servers, strict=True)}
+            held = {name: n for n, names in owned.items() for name in names}
+            want = assign(nodes, streams, held)
             if all(name in owned[want[name]] for name in streams) and sum(
                 map(len, owned.values())
             ) == len(streams):
@@ -85,10 +86,11 @@ async def test_a_raffle_set_up_on_either_process_lives_where_it_is_preferred(
     nodes = [s.runtime.cluster.node for s in pair]
     # A raffle id whose stream the second server does not prefer, set up through it.
     streams = pair[0].runtime.supervisor.streams()
+    held = {s: n for n, srv in zip(nodes, pair, strict=True) for s in srv.runtime.cluster.active}
     raffle = next(
         f"std-{i}"
         for i in range(100)
-        if assign(nodes, [*streams, f"raffle:std-{i}"])[f"raffle:std-{i}"] == nodes[0]
+        if assign(nodes, [*streams, f"raffle:std-{i}"], held)[f"raffle:std-{i}"] == nodes[0]
     )
     member = await pair[1].connect(token("member_in_charge"))
     config = {
