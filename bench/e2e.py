@@ -300,17 +300,23 @@ async def open_loop(
     return phase
 
 
-async def run(quick: bool) -> list[Result]:
-    seconds = 4.0 if quick else 8.0
-    warmup = 1.0
-    org = unique_org("e2e")
+def roulette_night(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
+    """Figure 2's night for a new organization: its tables, its players and the night file
+    (``TABLES`` rng roulette tables, ``PER_TABLE`` players a table)."""
     tables = [f"t-{i:02d}" for i in range(1, TABLES + 1)]
     players = [f"p-{i:03d}" for i in range(1, TABLES * PER_TABLE + 1)]
     doc = night_doc(
-        org,
+        unique_org(name),
         [{"id": t, "game": "roulette", "outcome_mode": "rng", "options": {}} for t in tables],
         players,
     )
+    return tables, players, doc
+
+
+async def run(quick: bool) -> list[Result]:
+    seconds = 4.0 if quick else 8.0
+    warmup = 1.0
+    tables, players, doc = roulette_night("e2e")
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-e2e-") as tmp:
         server = ServerProcess(doc, redis.url, Path(tmp))
         progress("e2e: starting the server process")

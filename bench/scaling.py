@@ -36,13 +36,11 @@ from bench.common import (
     ServerProcess,
     connect_many,
     gather_all,
-    night_doc,
     own_redis,
     progress,
     token,
-    unique_org,
 )
-from bench.e2e import PER_TABLE, TABLES, WINDOW, Bettor, closed_loop
+from bench.e2e import PER_TABLE, TABLES, WINDOW, Bettor, closed_loop, roulette_night
 from services.aggregates import table_stream
 from services.cluster.identity import default_node_id
 from services.store import keys
@@ -88,14 +86,8 @@ async def _owners(url: str, org: str, tables: list[str]) -> dict[str, str]:
 async def _configuration(
     url: str, redis_pid: int, processes: int, by_owner: bool, seconds: float, label: str
 ) -> tuple[float, str]:
-    org = unique_org("scale")
-    tables = [f"t-{i:02d}" for i in range(1, TABLES + 1)]
-    players = [f"p-{i:03d}" for i in range(1, TABLES * PER_TABLE + 1)]
-    doc = night_doc(
-        org,
-        [{"id": t, "game": "roulette", "outcome_mode": "rng", "options": {}} for t in tables],
-        players,
-    )
+    tables, players, doc = roulette_night("scale")
+    org = doc["organization"]["id"]
     with ExitStack() as stack:
         dirs = [
             Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cn-bench-scale-")))
