@@ -43,6 +43,7 @@ from bench.common import (
     own_redis,
     percentile,
     progress,
+    redis_url,
     token,
     unique_org,
 )
@@ -262,7 +263,7 @@ async def through_the_server(seconds: float, warmup: float) -> tuple[list[Table]
     doc["license"]["games"] = ["black_jack"]
     doc["license"]["tie_option"] = 1
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-bj-") as tmp:
-        server = ServerProcess(doc, redis.url, Path(tmp))
+        server = ServerProcess(doc, redis_url(redis), Path(tmp))
         progress("black_jack: starting the server process")
         await server.start()
         clients: list[RawWs] = []

@@ -98,6 +98,13 @@ def own_redis() -> Iterator[EmbeddedRedis]:
             server.stop()
 
 
+def redis_url(server: EmbeddedRedis) -> str:
+    """How the benchmarked server and store reach the bench's Redis: its unix socket, as
+    the embedded Redis of ``casino-night serve`` is reached (``BENCH_REDIS_TCP=1``:
+    loopback TCP, as a Redis on another host would be)."""
+    return server.url if os.environ.get("BENCH_REDIS_TCP") else server.local_url
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

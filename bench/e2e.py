@@ -50,6 +50,7 @@ from bench.common import (
     own_redis,
     percentile,
     progress,
+    redis_url,
     token,
     unique_org,
 )
@@ -318,7 +319,7 @@ async def run(quick: bool) -> list[Result]:
     warmup = 1.0
     tables, players, doc = roulette_night("e2e")
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-e2e-") as tmp:
-        server = ServerProcess(doc, redis.url, Path(tmp))
+        server = ServerProcess(doc, redis_url(redis), Path(tmp))
         progress("e2e: starting the server process")
         await server.start()
         clients: list[RawWs] = []

@@ -31,6 +31,7 @@ from bench.common import (
     own_redis,
     percentile,
     progress,
+    redis_url,
     token,
     unique_org,
 )
@@ -131,7 +132,7 @@ async def run(quick: bool) -> list[Result]:
         org, [{"id": TABLE, "game": "roulette", "outcome_mode": "rng", "options": {}}], players
     )
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-fan-") as tmp:
-        server = ServerProcess(doc, redis.url, Path(tmp))
+        server = ServerProcess(doc, redis_url(redis), Path(tmp))
         progress("fanout: starting the server process")
         await server.start()
         clients: list[RawWs] = []

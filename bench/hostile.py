@@ -34,6 +34,7 @@ from bench.common import (
     own_redis,
     percentile,
     progress,
+    redis_url,
     token,
     unique_org,
 )
@@ -151,7 +152,7 @@ async def _served(
     )
     with own_redis() as redis, tempfile.TemporaryDirectory(prefix=f"cn-bench-{name}-") as tmp:
         progress(f"{name}: starting the server process")
-        server = ServerProcess(doc, redis.url, Path(tmp))
+        server = ServerProcess(doc, redis_url(redis), Path(tmp))
         await server.start()
         clients: list[RawWs] = []
         try:

@@ -38,6 +38,7 @@ from bench.common import (
     gather_all,
     own_redis,
     progress,
+    redis_url,
     token,
 )
 from bench.e2e import PER_TABLE, TABLES, WINDOW, Bettor, closed_loop, roulette_night
@@ -158,12 +159,14 @@ async def run(quick: bool) -> list[Result]:
     with own_redis() as redis:
         assert redis.proc is not None
         pid = redis.proc.pid
-        one, one_note = await _configuration(redis.url, pid, 1, False, seconds, "one process")
+        one, one_note = await _configuration(
+            redis_url(redis), pid, 1, False, seconds, "one process"
+        )
         two, two_note = await _configuration(
-            redis.url, pid, 2, False, seconds, "two processes, spread"
+            redis_url(redis), pid, 2, False, seconds, "two processes, spread"
         )
         owned, owned_note = await _configuration(
-            redis.url, pid, 2, True, seconds, "two processes, by table"
+            redis_url(redis), pid, 2, True, seconds, "two processes, by table"
         )
     how = (
         f"figure 2's night and load ({TABLES} rng roulette tables, {TABLES * PER_TABLE} player"

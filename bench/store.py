@@ -31,7 +31,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from bench.common import Result, at_least, own_redis, progress, unique_org
+from bench.common import Result, at_least, own_redis, progress, redis_url, unique_org
 from events.codec import encode
 from events.envelope import GENESIS_HASH, event_id, seal
 from events.tables import BetPlaced
@@ -294,7 +294,11 @@ def redis_benchmark_xadd(redis: EmbeddedRedis, payload_bytes: int, requests: int
     if binary is None:
         return None
     # The bench's own throwaway Redis: its password may show on a command line.
-    args = [binary, "-h", "127.0.0.1", "-p", str(redis.port), "-a", redis.password or ""]
+    socket = redis.socket_path if redis_url(redis) != redis.url else None
+    where = (
+        ["-s", str(socket)] if socket is not None else ["-h", "127.0.0.1", "-p", str(redis.port)]
+    )
+    args = [binary, *where, "-a", redis.password or ""]
     args += ["-c", "50", "-n", str(requests), "-P", "1", "-q"]
     args += ["XADD", "bench-stream", "*", "e", "x" * payload_bytes]
     done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=300)
@@ -330,7 +334,7 @@ async def run(quick: bool) -> list[Result]:
         # Interleaved, so that both stores share whatever else the machine does.
         for r in range(runs):
             progress(f"store: one stream, sequential appends (run {r + 1}/{runs})")
-            rate, seq_n = await sequential(redis.url, 4000 if quick else 12000, seq_seconds)
+            rate, seq_n = await sequential(redis_url(redis), 4000 if quick else 12000, seq_seconds)
             seq.append(rate)
             if have_es:
                 progress(f"store: eventsourcing-py on SQLite, 1 thread (run {r + 1}/{runs})")
@@ -339,10 +343,10 @@ async def run(quick: bool) -> list[Result]:
                 )
                 es_seq.append(rate)
             progress(f"store: {STREAMS} streams concurrent, 1 command per append (run {r + 1})")
-            rate, _n, cpu = await concurrent(redis.url, work, 1)
+            rate, _n, cpu = await concurrent(redis_url(redis), work, 1)
             one.append(rate)
             one_cpu.append(cpu)
-            rate, _n, _cpu = await concurrent(redis.url, work, 1, pipelines=1)
+            rate, _n, _cpu = await concurrent(redis_url(redis), work, 1, pipelines=1)
             single.append(rate)
             if have_es:
                 progress(f"store: eventsourcing-py on SQLite, {STREAMS} threads (run {r + 1})")
@@ -353,7 +357,9 @@ async def run(quick: bool) -> list[Result]:
         conc: dict[int, list[float]] = {}
         for batch in BATCHES:
             progress(f"store: {STREAMS} streams concurrent, {batch} commands per append")
-            conc[batch] = [(await concurrent(redis.url, work, batch))[0] for _ in range(runs)]
+            conc[batch] = [
+                (await concurrent(redis_url(redis), work, batch))[0] for _ in range(runs)
+            ]
         progress("store: redis-benchmark XADD, 50 clients")
         ceiling = await asyncio.to_thread(
             redis_benchmark_xadd, redis, payload, 20_000 if quick else 100_000

@@ -116,7 +116,7 @@ class Runtime:
         if url is None:
             self.embedded = EmbeddedRedis(s.data_dir / "redis", appendfsync=s.appendfsync)
             await asyncio.to_thread(self.embedded.start)
-            url = self.embedded.url
+            url = self.embedded.local_url  # this process: the unix socket
             self.tasks.append(asyncio.create_task(self.embedded.watch(), name="embedded-redis"))
         try:
             # The embedded Redis's own lock refuses a second process first, in its words.
