@@ -413,3 +413,43 @@ async def test_an_untrusted_certificate_is_refused(
         with pytest.raises(RedisAccessError, match="certificate verify failed"):
             await open_redis(url)
     assert proxy.handshakes == 0
+
+
+async def test_the_embedded_redis_is_reached_by_its_unix_socket_with_its_password(
+    tmp_path: Path,
+) -> None:
+    server = EmbeddedRedis(tmp_path / "redis", die_with_parent=False)
+    server.start()
+    try:
+        socket_path = server.socket_path
+        assert socket_path is not None and socket_path.is_socket()
+        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o700
+        assert server.local_url.startswith("unix://") and redact(server.local_url).startswith(
+            "unix://:***@"
+        )
+        client = await open_redis(server.local_url)
+        try:
+            await client.set("k", "v")
+            assert await client.get("k") == b"v"
+        finally:
+            await close_redis(client)
+        # Without the password the socket lets nothing through either.
+        bare = aioredis.Redis(unix_socket_path=str(socket_path))
+        try:
+            with pytest.raises(
+                (redis.exceptions.AuthenticationError, redis.exceptions.ConnectionError),
+                match="authenticat",
+            ):
+                await bare.get("k")
+        finally:
+            await bare.aclose()
+    finally:
+        server.stop()
+
+
+def test_a_data_directory_too_deep_for_a_socket_is_reached_by_tcp(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 120) / "redis"
+    server = EmbeddedRedis(deep, die_with_parent=False)
+    assert server.socket_path is None
+    server.password = "pw"
+    assert server.local_url == server.url and server.url.startswith("redis://")
