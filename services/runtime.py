@@ -22,7 +22,7 @@ from services.actor import Reply, cancel_and_wait, error_reply
 from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
-from services.cluster.forward import Message
+from services.cluster.forward import Message, inbox_mac_key
 from services.cluster.identity import NodeLock, check_node_id, default_node_id, new_incarnation
 from services.cluster.node import ClusterNode, tail_skips
 from services.cluster.tail import stream_and_seq
@@ -159,6 +159,7 @@ class Runtime:
             settings=s,
             supervisor=self.supervisor,
             metrics=self.metrics,
+            mac_key=inbox_mac_key(self.secret),
         )
         self.cluster.inbox.submit = self.submit_local
         try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import hmac
 import itertools
 import json
 from collections.abc import Callable
@@ -22,6 +24,7 @@ import redis.exceptions
 import structlog
 
 from services.actor import Reply, Submission, error_reply
+from services.derived_keys import derive_key
 from services.gateway.auth import Principal
 from services.store import keys
 from services.store.redis_store import RedisClient
@@ -32,6 +35,18 @@ log = structlog.get_logger(__name__)
 REQUEST = b"q"
 REPLY = b"r"
 BLOCK_MS = 1000
+MAC_KEY_INFO = b"casino-night forwarded command"
+"""HKDF info of the key that authenticates inbox entries (``services.derived_keys``)."""
+
+
+def inbox_mac_key(secret: bytes) -> bytes:
+    """The key of the inbox entries' MACs, from the server secret every process shares:
+    Redis never holds it, so whoever can write to Redis cannot have a process run a
+    command as any principal it names (it would be applied, hash-chained and signed like
+    any other), nor answer a client in another process's name."""
+    return derive_key(secret, MAC_KEY_INFO)
+
+
 """How long one inbox read waits for an entry."""
 
 Message = dict[str, Any] | str
@@ -94,6 +109,7 @@ class Inbox:
         node: str,
         *,
         max_len: int,
+        mac_key: bytes,
         on_forwarded: Callable[[], None] | None = None,
     ) -> None:
         self.redis = redis
@@ -101,6 +117,7 @@ class Inbox:
         self.node = node
         self.max_len = max_len
         self.key = keys.inbox(org, node)
+        self.mac_key = mac_key
         self.pending: dict[str, asyncio.Future[Reply]] = {}
         """Requests sent and not answered yet, by request id."""
         self.targets: dict[str, str] = {}
@@ -159,10 +176,11 @@ class Inbox:
     async def _send(
         self, node: str, kind: bytes, body: bytes, future: asyncio.Future[Reply] | None
     ) -> None:
+        inbox = keys.inbox(self.org, node)
         try:
             await self.redis.xadd(
-                keys.inbox(self.org, node),
-                {b"k": kind, b"m": body},
+                inbox,
+                {b"k": kind, b"m": body, b"a": self._mac(inbox, kind, body)},
                 maxlen=self.max_len,
                 approximate=True,
             )
@@ -189,11 +207,26 @@ class Inbox:
                     self._last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
                     self._handle(fields)
 
+    def _mac(self, inbox: str, kind: bytes, body: bytes) -> bytes:
+        """HMAC-SHA256 of an entry, bound to the inbox it is written to."""
+        signed = inbox.encode() + b"\0" + kind + b"\0" + body
+        return hmac.new(self.mac_key, signed, hashlib.sha256).digest()
+
     def _handle(self, fields: dict[bytes, bytes]) -> None:
         try:
             kind = fields[b"k"]
-            body = msgpack.unpackb(fields[b"m"], raw=False)
+            raw = fields[b"m"]
+            mac = fields.get(b"a", b"")
         except Exception:  # anything may have been written there
+            log.error("inbox_entry_unreadable")
+            return
+        if not hmac.compare_digest(mac, self._mac(self.key, kind, raw)):
+            # Not written by a process of this organization: never run, never answered.
+            log.error("inbox_entry_forged")
+            return
+        try:
+            body = msgpack.unpackb(raw, raw=False)
+        except Exception:
             log.error("inbox_entry_unreadable")
             return
         if kind == REPLY:

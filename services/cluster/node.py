@@ -70,6 +70,7 @@ class ClusterNode:
         settings: Settings,
         supervisor: Supervisor,
         metrics: Metrics,
+        mac_key: bytes,
     ) -> None:
         self.node = node
         self.incarnation = incarnation
@@ -82,6 +83,7 @@ class ClusterNode:
             org,
             node,
             max_len=settings.inbox_max_len,
+            mac_key=mac_key,
             on_forwarded=metrics.forwarded.inc,
         )
         self.active: dict[str, str] = {}

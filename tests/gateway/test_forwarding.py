@@ -7,9 +7,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
+import msgpack
 import pytest
 
 from services.actor import MOVED
+from services.cluster.forward import REQUEST, principal_data
 from services.cluster.placement import assign
 from services.gateway.auth import Principal
 from services.gateway.commands import submit_command
@@ -117,3 +119,40 @@ async def test_a_raffle_set_up_on_either_process_lives_where_it_is_preferred(
         seller = await server.connect(token("seller"))
         sold = await seller.cmd("sell_ticket", raffle=raffle, amount=100)
         assert sold["ok"], sold
+
+
+async def test_an_inbox_entry_without_the_organizations_mac_is_never_run(
+    pair: list[LiveServer], org: str
+) -> None:
+    """Whoever can write to Redis cannot have a process apply a command as a principal it
+    names: an inbox entry not authenticated with the key derived from the server secret
+    is dropped, and only the authenticated one runs."""
+    owner = next(s for s in pair if s.runtime.cluster.owns("cage"))
+    inbox = owner.runtime.cluster.inbox
+    who = principal_data(cashier())
+    forged = []
+    for n, mac in enumerate((None, b"\0" * 32)):
+        body = msgpack.packb(
+            {
+                "r": f"intruder/{n}",
+                "from": "intruder",
+                "hops": 0,
+                "who": who,
+                "msg": {"op": "buy_chips", "id": f"forged-{n}", "player": "p-1", "amount": 5},
+            },
+            use_bin_type=True,
+        )
+        fields = {b"k": REQUEST, b"m": body, **({b"a": mac} if mac is not None else {})}
+        await owner.runtime.redis.xadd(inbox.key, fields)
+        forged.append(f"forged-{n}")
+    # A real forward after them: once it is answered, the inbox has read the forged ones.
+    other = next(s for s in pair if s is not owner)
+    msg = {"op": "buy_chips", "id": "genuine-1", "player": "p-1", "amount": 5}
+    assert (await submit_command(other.runtime, cashier(), msg))["ok"]
+    causes = [e.causation for e in await owner.runtime.store.read("cage")]
+    assert "genuine-1" in causes
+    assert not set(forged) & set(causes)
+    assert await owner.runtime.store.command_results([f"cashier:cashier/{f}" for f in forged]) == [
+        None,
+        None,
+    ]
