@@ -11,7 +11,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from services.store.embedded import DataDirBusy
+from services.store.embedded import lock_exclusively
 
 NODE_LOCK_FILE = "node.lock"
 """``<data-dir>/node.lock``: held (``flock``) by the process serving from that directory."""
@@ -52,17 +52,12 @@ class NodeLock:
     def acquire(self) -> None:
         """Take the lock, or raise :class:`DataDirBusy` when a live process holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DataDirBusy(
-                f"another casino-night serve uses the data directory {self.path.parent} "
-                "(two processes never share a data directory, and so a node id); stop it, "
-                "or give this one its own --data-dir"
-            ) from None
-        self._fd = fd
+        self._fd = lock_exclusively(
+            self.path,
+            f"another casino-night serve uses the data directory {self.path.parent} "
+            "(two processes never share a data directory, and so a node id); stop it, "
+            "or give this one its own --data-dir",
+        )
 
     def release(self) -> None:
         fd, self._fd = self._fd, None

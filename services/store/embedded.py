@@ -78,6 +78,19 @@ MAX_SOCKET_PATH = 107
 """Longest path a unix socket may have (``sun_path``); a longer data directory gets none."""
 
 
+def lock_exclusively(path: Path, busy: str) -> int:
+    """An exclusive ``flock`` on ``path`` (created 0600), held through the returned file
+    descriptor; the kernel drops it when the process dies, even by ``kill -9``. Raises
+    :class:`DataDirBusy` with the message ``busy`` when a live process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataDirBusy(busy) from None
+    return fd
+
+
 def embedded_url(port: int, password: str | None) -> str:
     """The URL of an embedded Redis on 127.0.0.1:``port`` (the default user's password in it)."""
     auth = f":{password}@" if password else ""
@@ -163,16 +176,11 @@ class EmbeddedRedis:
         """Take the data directory's lock for this process's lifetime, or raise DataDirBusy."""
         if self._lock is not None:
             return
-        fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DataDirBusy(
-                f"another process runs the embedded Redis of {self.data_dir}; "
-                "stop it, or use another --data-dir"
-            ) from None
-        self._lock = fd
+        self._lock = lock_exclusively(
+            self.data_dir / LOCK_FILE,
+            f"another process runs the embedded Redis of {self.data_dir}; "
+            "stop it, or use another --data-dir",
+        )
 
     @property
     def url(self) -> str:
