@@ -455,6 +455,8 @@ def _draw_outcome(a: Args, ctx: OpContext) -> DrawOutcome:
 
 
 PLAYER_FIELD = text("player", before_auth=True)
+CASHIERS = Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier")
+"""Who may sell chips and cash them out."""
 
 OP_LIST: tuple[Op, ...] = (
     # A table's stream (docs/PROTOCOL.md "Commands and replies").
@@ -561,14 +563,14 @@ OP_LIST: tuple[Op, ...] = (
     Op(
         name="buy_chips",
         aggregate=CAGE_AGGREGATE,
-        access=Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier"),
+        access=CASHIERS,
         fields=(PLAYER_FIELD, amount()),
         build=lambda a, c: BuyChips(player=a["player"], amount=a["amount"]),
     ),
     Op(
         name="cash_out",
         aggregate=CAGE_AGGREGATE,
-        access=Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier"),
+        access=CASHIERS,
         fields=(PLAYER_FIELD, amount()),
         build=lambda a, c: CashOut(player=a["player"], amount=a["amount"]),
     ),
