@@ -28,6 +28,7 @@ from services.derived_keys import derive_key
 from services.store import keys
 from services.store.redis_store import EventStore
 from services.store.replication import STORE_UNAVAILABLE
+from services.tasks import raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -215,8 +216,15 @@ class ProjectionRunner:
                     last_save = time.monotonic()
             except STORE_UNAVAILABLE as e:
                 # Redis restarting, or a cluster failing over.
+                raise_if_cancelled()
                 log.warning("projection_tail_failed", error=str(e))
                 await asyncio.sleep(0.2)
+            except Exception:
+                # The Redis client's own state can break mid-failover; the views must not
+                # freeze for the rest of the night because of it.
+                raise_if_cancelled()
+                log.exception("projection_tail_failed")
+                await asyncio.sleep(1.0)
 
     async def _step(self, block_ms: int) -> None:
         page = await self.store.tail_log_raw(self.last_id, BATCH, block_ms)

@@ -13,7 +13,6 @@ result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -545,11 +544,3 @@ def _retry_reply(sub: Submission[Any], fingerprint: str, reply: Reply) -> Reply:
             f"command id {sub.command_id!r} was already used for a different command",
         )
     return reply
-
-
-async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

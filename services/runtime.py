@@ -18,7 +18,7 @@ from projections.bankroll import Bankrolls
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
-from services.actor import Reply, cancel_and_wait, error_reply
+from services.actor import Reply, error_reply
 from services.aggregates import raffle_stream, table_stream
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
@@ -45,6 +45,7 @@ from services.store.redis_store import (
     redact,
 )
 from services.supervisor import Supervisor
+from services.tasks import cancel_and_wait, raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -200,6 +201,7 @@ class Runtime:
                 if raised:
                     log.info("raffle_announcements_raised", raffles=raised)
             except Exception as e:  # the store may be restarting: look in again later
+                raise_if_cancelled()
                 log.warning("raffle_clock_failed", error=type(e).__name__)
             await asyncio.sleep(RAFFLE_CLOCK_SECONDS)
 

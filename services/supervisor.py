@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from events.license import LicenseRecorded
-from services.actor import MOVED, Actor, Reply, Submission, cancel_and_wait, error_reply
+from services.actor import MOVED, Actor, Reply, Submission, error_reply
 from services.aggregates import CAGE, LICENSE, raffle_of, raffle_stream, table_stream
 from services.broker import Broker
 from services.cage.actor import CageRules
@@ -30,6 +30,7 @@ from services.raffles.state import RaffleState, RaiseDueAnnouncements, SetupRaff
 from services.store.redis_store import EventStore
 from services.tables.actor import TableRules
 from services.tables.rules import OpenTable
+from services.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 

@@ -29,6 +29,7 @@ from services.gateway.auth import Principal
 from services.store import keys
 from services.store.redis_store import RedisClient
 from services.store.replication import STORE_UNAVAILABLE
+from services.tasks import cancel_and_wait, raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -199,7 +200,15 @@ class Inbox:
             try:
                 got: Any = await self.redis.xread({self.key: self._last}, count=500, block=BLOCK_MS)
             except STORE_UNAVAILABLE as e:
+                raise_if_cancelled()
                 log.warning("inbox_read_failed", error=str(e))
+                await asyncio.sleep(0.2)
+                continue
+            except Exception:
+                # The Redis client's own state can break mid-failover (a connection it
+                # dropped under a call): the inbox must outlive that, or replies are lost.
+                raise_if_cancelled()
+                log.exception("inbox_read_failed")
                 await asyncio.sleep(0.2)
                 continue
             for _key, entries in got or []:
@@ -277,6 +286,4 @@ class Inbox:
 
     async def stop(self) -> None:
         self.fail_pending()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))

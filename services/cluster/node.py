@@ -29,6 +29,7 @@ from services.settings import Settings
 from services.store.redis_store import RedisClient
 from services.store.replication import STORE_UNAVAILABLE
 from services.supervisor import Supervisor
+from services.tasks import cancel_and_wait, raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -148,9 +149,7 @@ class ClusterNode:
     async def halt(self) -> None:
         """Stop placing and taking streams (the first step of a shutdown): the ticker,
         the inbox and whatever they started."""
-        for task in [*self._loops, *self._tasks]:
-            task.cancel()
-        await asyncio.gather(*self._loops, *self._tasks, return_exceptions=True)
+        await cancel_and_wait([*self._loops, *self._tasks])
         self._loops = []
 
     async def leave(self) -> None:
@@ -162,9 +161,7 @@ class ClusterNode:
         self.active.clear()
         self.projections = None
         await self.inbox.stop()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
         try:
             await self.leases.release(held)
             await self.leases.leave()
@@ -408,8 +405,10 @@ class ClusterNode:
             try:
                 await self.tick()
             except _STORE_ERRORS as e:
+                raise_if_cancelled()
                 log.warning("cluster_tick_failed", error=str(e))
             except Exception:
+                raise_if_cancelled()
                 log.exception("cluster_tick_failed")
 
     async def tick(self) -> None:

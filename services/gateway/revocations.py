@@ -30,6 +30,7 @@ import structlog
 from services.gateway.auth import valid_jti
 from services.store import keys
 from services.store.redis_store import RedisClient
+from services.tasks import raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -173,7 +174,7 @@ class Revocations:
             except asyncio.CancelledError:
                 raise
             except Exception as e:
-                _raise_if_cancelled()
+                raise_if_cancelled()
                 if self._listening:
                     log.warning("revocations_unsubscribed", error=type(e).__name__)
                 self._listening = False
@@ -186,7 +187,7 @@ class Revocations:
         loop = asyncio.get_running_loop()
         next_reload = loop.time() + self._reload_seconds
         while True:
-            _raise_if_cancelled()
+            raise_if_cancelled()
             timeout = max(0.0, next_reload - loop.time())
             message = await pubsub.get_message(ignore_subscribe_messages=False, timeout=timeout)
             if message is not None:
@@ -204,12 +205,3 @@ class Revocations:
             if loop.time() >= next_reload:
                 await self.load()
                 next_reload = loop.time() + self._reload_seconds
-
-
-def _raise_if_cancelled() -> None:
-    """Raise CancelledError if this task is being cancelled. The Redis client can turn a
-    cancellation that lands inside it into a ConnectionError (or swallow it), which would
-    leave :meth:`Revocations.run` looping when it was told to stop."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError

@@ -45,6 +45,7 @@ from services.store import keys
 from services.store.redis_store import EventStore, Head
 from services.store.replication import STORE_UNAVAILABLE
 from services.store.verify import LOG, ChainBreak, ChainReport, proven
+from services.tasks import raise_if_cancelled
 
 log = structlog.get_logger(__name__)
 
@@ -641,4 +642,5 @@ class Anchor:
                 else:
                     await self.sign("interval")
             except Exception:  # a full disk must not stop the night; say so loudly
+                raise_if_cancelled()
                 log.exception("anchor_not_written", path=str(self.files.latest))

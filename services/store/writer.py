@@ -68,6 +68,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
 
 from services.store import replication
+from services.tasks import cancel_and_wait
 
 PIPELINES = 4
 """Pipelines the append writer keeps in flight at once, each on a Redis connection of its
@@ -155,11 +156,7 @@ class AppendWriter:
         """Stop the lanes: the calls they carry and the queued calls fail with a
         ``ConnectionError`` (their fate unknown to the callers, who reload)."""
         lanes, self.lanes = self.lanes, []
-        for task in lanes:
-            task.cancel()
-        for task in lanes:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(lanes)
         self.idle.clear()
         queued, self.queue = self.queue, deque()
         self.queued_bytes = 0

@@ -165,7 +165,9 @@ class Cluster:
 
 def _cluster_nodes(node: Node) -> list[str]:
     """The lines of ``CLUSTER NODES`` as the node sent them (redis-py's parsing bypassed)."""
-    conn = redis.Connection(host="127.0.0.1", port=node.port, password=node.password)
+    conn = redis.Connection(
+        host="127.0.0.1", port=node.port, password=node.password, socket_timeout=5
+    )
     try:
         conn.send_command("CLUSTER", "NODES")
         raw = conn.read_response()

@@ -58,7 +58,9 @@ def org_on(cluster: Cluster, master: Node, prefix: str) -> str:
 
 def replica_xlen(node: Node, key: str, *, cluster: bool = True) -> int:
     """XLEN of ``key`` read on a replica itself (in a cluster, READONLY: no redirect)."""
-    conn = redis.Connection(host="127.0.0.1", port=node.port, password=node.password)
+    conn = redis.Connection(
+        host="127.0.0.1", port=node.port, password=node.password, socket_timeout=5
+    )
     try:
         if cluster:
             conn.send_command("READONLY")
