@@ -49,6 +49,15 @@ def invalid_outcome(message: str) -> RuleError:
     return RuleError("invalid_outcome", message)
 
 
+def for_one(n: int) -> int:
+    """The "to 1" odds of a payout stated "N for 1": N for 1 gives back N times the stake
+    in all, the stake included, so it is N - 1 to 1. The one place such odds are
+    converted (docs/RULES.md, Hazard's numbers bet, 4620.12(c)(6))."""
+    if n < 2:
+        raise ValueError(f"{n} for 1 returns no more than the stake")
+    return n - 1
+
+
 def is_whole_number(value: object) -> bool:
     """A JSON integer (``True`` is not one)."""
     return isinstance(value, int) and not isinstance(value, bool)

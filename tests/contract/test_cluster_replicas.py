@@ -167,6 +167,9 @@ def primary_and_replica(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
             lambda: replica.client().info("replication").get("master_link_status") == "up",
             "the replica did not connect",
         )
+        # The replica's side says "up" before the primary takes it as online (its first
+        # sync acknowledged): until then a WAIT counts no replica.
+        wait_for(lambda: linked(primary), "the primary never took the replica as online")
         yield primary, replica
     finally:
         for node in (replica, primary):
@@ -209,7 +212,7 @@ async def test_wait_on_a_single_redis_covers_direct_and_pipelined_appends(
 ) -> None:
     primary, replica = primary_and_replica
     client = await open_redis(_url(primary))
-    store = EventStore(client, org, wait_replicas=1, wait_timeout_ms=300)
+    store = EventStore(client, org, wait_replicas=1, wait_timeout_ms=1000)
     unguarded = EventStore(client, org)
     try:
         # Direct calls (the writer not started; the first after Redis forgot its scripts),
