@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import secrets
 import time
@@ -34,6 +35,7 @@ from services.night import Night
 from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
 from services.settings import Settings
+from services.store import keys
 from services.store.anchor import Anchor, AnchorError, CheckpointFiles, checkpoint_dir
 from services.store.anchor import ensure_signing_key as ensure_anchor_key
 from services.store.embedded import EmbeddedRedis
@@ -44,6 +46,7 @@ from services.store.redis_store import (
     open_redis,
     redact,
 )
+from services.store.replication import STORE_UNAVAILABLE, replicas_online
 from services.supervisor import Supervisor
 from services.tasks import cancel_and_wait, raise_if_cancelled
 
@@ -128,6 +131,33 @@ class Runtime:
             if self.embedded is not None:
                 await asyncio.to_thread(self.embedded.stop)
             raise
+        try:
+            await self._start_night(url, node)
+        except BaseException:
+            await self._release_after_failed_start()
+            raise
+
+    async def _release_after_failed_start(self) -> None:
+        """What a start that failed part way took is given back (its tasks, the append
+        writer, the Redis connections, the embedded Redis, the node lock), so that the
+        process, or a test, can go on or try again."""
+        await cancel_and_wait(self.tasks)
+        self.tasks.clear()
+        if self.redis is not None:
+            store = getattr(self, "store", None)
+            with contextlib.suppress(Exception):
+                if store is not None:
+                    await store.writer.stop()
+            with contextlib.suppress(Exception):
+                await close_redis(self.redis)
+            self.redis = None
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)
+        if self.node_lock is not None:
+            self.node_lock.release()
+
+    async def _start_night(self, url: str, node: str) -> None:
+        s = self.settings
         self.redis = await open_redis(url)
         self.store = EventStore(
             self.redis,
@@ -135,6 +165,8 @@ class Runtime:
             wait_replicas=s.wait_replicas,
             wait_timeout_ms=s.wait_timeout_ms,
         )
+        if s.wait_replicas:
+            await self._check_replicas(s.wait_replicas)
         self.revocations = Revocations(self.redis, self.night.organization)
         await self.revocations.load()
         self.tasks.append(asyncio.create_task(self.revocations.run(), name="revocations"))
@@ -191,6 +223,25 @@ class Runtime:
             node=node,
             streams=sorted(self.cluster.active),
         )
+
+    async def _check_replicas(self, wanted: int) -> None:
+        """Say at start when the organization's master has fewer replicas online than
+        ``wait_replicas`` asks for: until they are, every command is answered
+        ``unavailable`` (no append can be confirmed). A warning, not a refusal: a replica
+        may just be resyncing."""
+        assert self.redis is not None
+        try:
+            online = await replicas_online(self.redis, keys.log(self.night.organization))
+        except STORE_UNAVAILABLE as e:
+            log.warning("replicas_not_counted", error=str(e))
+            return
+        if online < wanted:
+            log.warning(
+                "wait_replicas_unmet",
+                wait_replicas=wanted,
+                replicas_online=online,
+                effect="every command is answered unavailable until enough replicas are online",
+            )
 
     async def _raffle_clock(self) -> None:
         """What raffles must announce by a date they raise by themselves: looked in on at

@@ -212,3 +212,18 @@ async def confirm_on_master(
     if isinstance(reply, BaseException):
         raise reply
     check_wait(waited, replicas)
+
+
+async def replicas_online(client: aioredis.Redis | RedisCluster, key: str) -> int:
+    """How many replicas the master serving ``key`` has online now (``INFO replication``'s
+    ``connected_slaves`` there), for the check at start that ``wait_replicas`` can be met."""
+    if isinstance(client, RedisCluster):
+        await client.initialize()
+        node = client.get_node_from_key(key)
+        if node is None:
+            raise redis.exceptions.SlotNotCoveredError(f"no master serves the slot of {key}")
+        raw: Any = node
+        info: Any = await raw.execute_command("INFO", "replication")
+    else:
+        info = await client.info("replication")
+    return int(info.get("connected_slaves", 0))

@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import pytest
 import redis
+import structlog
+import structlog.testing
 
 from events.cage import ChipsIssued
 from services.store import keys
@@ -28,7 +30,7 @@ from services.store.redis_store import (
     close_redis,
     open_redis,
 )
-from services.store.replication import NotReplicated
+from services.store.replication import NotReplicated, replicas_online
 from services.store.verify import verify_all
 from tests.conftest import night_doc
 from tests.contract.cluster_nodes import Cluster, Node, wait_for
@@ -248,6 +250,32 @@ async def test_wait_on_a_single_redis_covers_direct_and_pipelined_appends(
     finally:
         await store.writer.stop()
         await close_redis(client)
+
+
+async def test_replicas_online_are_counted_and_a_wait_they_cannot_meet_is_warned_at_start(
+    primary_and_replica: tuple[Node, Node], cluster: Cluster, org: str
+) -> None:
+    """``wait_replicas`` above the replicas online makes every command ``unavailable``: the
+    server says so when it starts (and says nothing when they suffice)."""
+    primary, _replica = primary_and_replica
+    client = await open_redis(_url(primary))
+    try:
+        assert await replicas_online(client, keys.log(org)) == 1
+    finally:
+        await close_redis(client)
+    async with cluster_client(cluster) as on_cluster:
+        assert await replicas_online(on_cluster, keys.log(org)) == 1
+    # Two asked for, one online: the warning says why, then the first append (the
+    # license) cannot be confirmed and the night does not start.
+    unconfirmed = r"not confirmed on 2 replicas \(1 confirmed\)"
+    with structlog.testing.capture_logs() as logs, pytest.raises(RuntimeError, match=unconfirmed):
+        await start_server(_url(primary), night_doc(f"{org}-2"), wait_replicas=2)
+    [unmet] = [e for e in logs if e["event"] == "wait_replicas_unmet"]
+    assert (unmet["wait_replicas"], unmet["replicas_online"]) == (2, 1)
+    with structlog.testing.capture_logs() as logs:
+        server = await start_server(_url(primary), night_doc(f"{org}-1"), wait_replicas=1)
+        await server.stop()
+    assert not [e for e in logs if e["event"] == "wait_replicas_unmet"]
 
 
 async def test_a_command_not_confirmed_by_the_replica_is_unavailable_then_its_retry_ok(
