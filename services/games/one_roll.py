@@ -96,14 +96,22 @@ class OneRollDice:
         previous roll plays no part). Codes: ``bad_request`` (not an object, ``dice`` not a
         list, another field), ``wrong_number_of_dice``, ``invalid_die_face`` (not a whole
         number from 1 to 6), ``invalid_thrower`` (not one of the game's :attr:`throwers`)."""
-        roll = entered_roll(raw, self.dice, default_thrower=self.default_thrower)
+        try:
+            roll = entered_roll(raw, self.dice, default_thrower=self.default_thrower)
+        except RuleError as e:
+            if e.code != "invalid_thrower":
+                raise
+            raise self._thrower_refused(raw.get("thrown_by")) from None
         if roll.thrown_by not in self.throwers:
-            raise RuleError(
-                "invalid_thrower",
-                f"at {self.name} the dice are thrown by {' or '.join(self.throwers)} "
-                f"({self.cite.split('(')[0]}), not {roll.thrown_by!r}",
-            )
+            raise self._thrower_refused(roll.thrown_by)
         return roll.to_json()
+
+    def _thrower_refused(self, thrown_by: object) -> RuleError:
+        return RuleError(
+            "invalid_thrower",
+            f"at {self.name} the dice are thrown by {' or '.join(self.throwers)} "
+            f"({self.cite.split('(')[0]}), not {thrown_by!r}",
+        )
 
     def drawn_outcome(
         self, config: Mapping[str, JSON], draw: Sequence[int], previous: str | None

@@ -160,6 +160,14 @@ def test_a_player_never_throws_the_three_dice_4620_11_b_1_4620_12_b() -> None:
         None,
     )
     assert "cage or dealer" in err.message and "4620.12" in err.message
+    err = rule_error(
+        "invalid_thrower",
+        CHUCK_A_LUCK.check_outcome,
+        CHUCK,
+        {"dice": [1, 2, 3], "thrown_by": "rng"},
+        None,
+    )
+    assert "cage or dealer" in err.message and "'rng'" in err.message
 
 
 def test_a_server_draw_is_a_face_per_die_thrown_by_rng() -> None:
