@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
-Names: store, e2e, settle, wheel_settle, rebuild, control_sheets, fanout, fairness, soak,
-black_jack, scaling.
+Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, fanout,
+fairness, soak, black_jack, scaling.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 from bench import (
     black_jack,
     control_sheets,
+    dice,
     e2e,
     fanout,
     hostile,
@@ -38,6 +39,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "e2e": e2e.run,
     "settle": settle.run,
     "wheel_settle": wheels.run,
+    "dice_settle": dice.run,
     "rebuild": rebuild.run,
     "control_sheets": control_sheets.run,
     "fanout": fanout.run,

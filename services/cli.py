@@ -40,7 +40,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         night = load_night(settings.night)
     except NightError as e:
-        print(f"casino-night: refusing to start: {e}", file=sys.stderr)
+        print(f"casino-night: refusing to start: [{e.code}] {e}", file=sys.stderr)
         return 2
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     secret = load_secret(settings.data_dir, create=True)

@@ -40,6 +40,24 @@ GAMES_OF_CHANCE = (
 """The games of chance Part 4620 permits, 4620.1(a)-(t) (bell jar including coin boards,
 merchandise boards and seal cards, 4620.1(q))."""
 
+GAME_ALIASES: Mapping[str, str] = {"over_and_under_seven": "under_and_over_seven"}
+"""Other names of a game of :data:`GAMES_OF_CHANCE`: 4620.1(h) lists "Under and Over Seven",
+the heading of 4620.13 says "Over and Under Seven"; one game, both names accepted."""
+
+RULES_NOT_AVAILABLE: Mapping[str, str] = {
+    "craps": "4620.3 (Craps)",
+    "best_poker_hand": "4620.18 (Best Poker Hand)",
+}
+"""Games 4620.1 permits (a license may list them) whose section text this server does not
+have, so it cannot open their tables (``rules_not_available``): the section of each."""
+
+
+def canonical_game(name: str) -> str:
+    """The one name of a game, whichever of its names (:data:`GAME_ALIASES`) is given; any
+    other name unchanged. Every game name a night file gives is read through it."""
+    return GAME_ALIASES.get(name, name)
+
+
 NOT_COUNTED_TOWARD_LIMIT = frozenset(
     {"merchandise_wheel", "raffle", "bell_jar", "coin_board", "merchandise_board", "seal_card"}
 )
@@ -62,7 +80,9 @@ class LicenseError(ValueError):
 
 
 def check_license_games(games: Sequence[str]) -> None:
-    """At most five single types of games besides the excluded ones, all permitted, 4620.1-2."""
+    """At most five single types of games besides the excluded ones, all permitted, 4620.1-2
+    (a game listed under both its names is one type)."""
+    games = [canonical_game(g) for g in games]
     unknown = sorted(set(games) - set(GAMES_OF_CHANCE))
     if unknown:
         raise LicenseError(
@@ -78,8 +98,9 @@ def check_license_games(games: Sequence[str]) -> None:
 
 
 def check_game_licensed(table: str, game: str, games: Iterable[str]) -> None:
-    """No game may be conducted unless it is listed on the license, 4620.2."""
-    if game not in set(games):
+    """No game may be conducted unless it is listed on the license, 4620.2 (under either
+    of its names)."""
+    if canonical_game(game) not in {canonical_game(g) for g in games}:
         raise LicenseError(
             f"table {table} runs {game!r}, which is not listed on the license (4620.2)"
         )

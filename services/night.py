@@ -16,7 +16,13 @@ from typing import Any
 
 from services.aggregates import RuleError
 from services.games.registry import GAMES
-from services.license import LicenseError, check_game_licensed, check_license_games
+from services.license import (
+    RULES_NOT_AVAILABLE,
+    LicenseError,
+    canonical_game,
+    check_game_licensed,
+    check_license_games,
+)
 from services.limits import MAX_CHIP_PURCHASE_CENTS, OCCASION_MAX_HOURS
 from services.raffles.config_input import raffle_options
 from services.raffles.rules import parse_config as parse_raffle_config
@@ -27,7 +33,15 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
 class NightError(ValueError):
-    """The night file cannot run: the message says where and why."""
+    """The night file cannot run: the message says where and why, the code what kind of
+    refusal (``invalid_night`` unless said otherwise; ``rules_not_available`` for a table of
+    a game whose section text the server does not have; ``invalid_config`` for table
+    options the game's rules refuse)."""
+
+    def __init__(self, message: str, code: str = "invalid_night") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,11 +134,18 @@ def _table(
         raise NightError(f"{where} must be a table")
     _known_keys(raw, "tables", where)
     table_id = _id(raw, "id", where)
-    game = _str(raw, "game", where)
+    game = canonical_game(_str(raw, "game", where))
     try:
         check_game_licensed(table_id, game, games)
     except LicenseError as e:
         raise NightError(str(e)) from None
+    if game in RULES_NOT_AVAILABLE:
+        raise NightError(
+            f"table {table_id}: the text of 9 NYCRR {RULES_NOT_AVAILABLE[game]} is not "
+            "available to this server, so it has no rules to run the game by; the game may "
+            "stand on the license, but its tables cannot open until the text is supplied",
+            code="rules_not_available",
+        )
     if game not in GAMES:
         raise NightError(f"table {table_id}: this server has no rules for {game!r} yet")
     mode = raw.get("outcome_mode", "dealer")
@@ -143,7 +164,7 @@ def _table(
     try:
         config = GAMES[game].parse_config(options)
     except RuleError as e:
-        raise NightError(f"table {table_id}: {e.message}") from None
+        raise NightError(f"table {table_id}: {e.message}", code=e.code) from None
     return TableSpec(id=table_id, game=game, outcome_mode=mode, config=config)
 
 
@@ -232,7 +253,7 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
     games_raw = lic.get("games")
     if not isinstance(games_raw, list) or not all(isinstance(g, str) for g in games_raw):
         raise NightError("license.games must be a list of game names")
-    games = tuple(games_raw)
+    games = tuple(canonical_game(g) for g in games_raw)
     try:
         check_license_games(games)
     except LicenseError as e:

@@ -14,7 +14,7 @@ Games with one outcome per round (roulette, the wheels) implement the smaller
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -156,6 +156,32 @@ class OutcomeGame(Protocol):
 
     def winning_key(self, outcome: Mapping[str, JSON]) -> str:
         """The outcome as one string (roulette: the pocket), kept as the table's last result."""
+        ...
+
+    def entered_source(self, outcome: Mapping[str, JSON]) -> str:
+        """Who produced an outcome the dealer entered (the canonical ``outcome`` of
+        :meth:`check_outcome`), as its ``OutcomeRecorded.source`` records it: ``dealer``
+        for a wheel or a deal; at a dice game who threw (``dealer``, ``player``, ``cage``).
+        A server draw is always ``rng``."""
+        ...
+
+
+class PlayerBetRule(Protocol):
+    """A game whose bets also depend on the same player's other bets of the round (Over
+    and Under Seven: one space per player per roll, 4620.13(b)(1)). The table rules call
+    it, after ``check_bet``, only for the games ``services.games.registry.PLAYER_BET_RULES``
+    names; pure."""
+
+    def check_player_bet(
+        self,
+        config: Mapping[str, JSON],
+        bet: Mapping[str, JSON],
+        player: str,
+        placed: Iterable[PlacedBet],
+    ) -> None:
+        """Raise RuleError (the game's own code) when ``player`` may not add the canonical
+        ``bet`` to ``placed``, the round's bets still on the layout (any player's, however
+        placed: by the player or by the dealer for them)."""
         ...
 
 

@@ -506,6 +506,10 @@ class JokerSeven:
         """The seven cards, space separated, in canonical order (``"AS 10H … JOKER"``)."""
         return " ".join(str(c) for c in outcome["cards"])
 
+    def entered_source(self, outcome: Mapping[str, JSON]) -> str:
+        """``dealer``: The dealer dealt the hand and entered its cards."""
+        return "dealer"
+
 
 JOKER_SEVEN: Final[OutcomeGame] = JokerSeven()
 """The Joker Seven game, as the table rules use it (``base.OutcomeGame``)."""

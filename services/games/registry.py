@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from services.games.base import Game
+from services.games.base import Game, PlayerBetRule
 from services.games.black_jack import BLACK_JACK
 from services.games.joker_seven import JOKER_SEVEN
 from services.games.merchandise import MERCHANDISE
+from services.games.over_under_seven import OVER_UNDER_SEVEN
 from services.games.roulette import ROULETTE
 from services.games.single_outcome import SingleOutcome
+from services.games.three_dice import CHUCK_A_LUCK, HAZARD
 from services.games.wheels import WHEEL_GAMES
 
 GAMES: Mapping[str, Game[Any]] = {
@@ -19,8 +21,16 @@ GAMES: Mapping[str, Game[Any]] = {
     MERCHANDISE.name: MERCHANDISE,
     JOKER_SEVEN.name: SingleOutcome(JOKER_SEVEN),
     BLACK_JACK.name: BLACK_JACK,
+    # The dice games of one roll (4620.11-4620.13).
+    CHUCK_A_LUCK.name: SingleOutcome(CHUCK_A_LUCK),
+    HAZARD.name: SingleOutcome(HAZARD),
+    OVER_UNDER_SEVEN.name: SingleOutcome(OVER_UNDER_SEVEN),
 }
 """Every game a table may play: each owns its round (``services.games.base.Game``)."""
+
+PLAYER_BET_RULES: Mapping[str, PlayerBetRule] = {OVER_UNDER_SEVEN.name: OVER_UNDER_SEVEN}
+"""The games whose bets also depend on the player's other bets of the round: the table
+rules ask them after ``check_bet`` (``base.PlayerBetRule``)."""
 
 
 def game(name: str) -> Game[Any]:

@@ -814,6 +814,10 @@ class Roulette:
         """The winning pocket, kept as the table's last result (the next spin's spun_from)."""
         return str(outcome["pocket"])
 
+    def entered_source(self, outcome: Mapping[str, JSON]) -> str:
+        """``dealer``: The dealer spun the wheel and entered the pocket."""
+        return "dealer"
+
 
 ROULETTE: Final[OutcomeGame] = Roulette()
 """The roulette game, as the table rules use it (``base.OutcomeGame``)."""

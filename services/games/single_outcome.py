@@ -81,13 +81,17 @@ class SingleOutcome:
         return step
 
     def decide(self, config: Mapping[str, JSON], play: Any, round: Round, step: Any) -> list[Event]:
-        """The outcome, entered or drawn after no more bets, and the round's settlement."""
+        """The outcome, entered or drawn after no more bets, and the round's settlement.
+        The ``OutcomeRecorded.source`` of an entered outcome is the game's
+        :meth:`~services.games.base.OutcomeGame.entered_source` (at a dice game, who
+        threw); of a drawn one ``rng``."""
         if isinstance(step, RecordOutcome):
             if round.outcome_mode != "dealer":
                 raise RuleError("wrong_mode", f"{round.table} draws its outcomes: use draw_outcome")
             _require_closed_round(round)
             outcome = self.game.check_outcome(config, step.outcome, play.last_outcome)
-            return self.outcome_and_settlement(config, play, round, outcome, "dealer")
+            source = self.game.entered_source(outcome)
+            return self.outcome_and_settlement(config, play, round, outcome, source)
         if isinstance(step, DrawOutcome):
             if round.outcome_mode != "rng":
                 raise RuleError(

@@ -875,6 +875,10 @@ class Wheel:
         """The section index as a string, kept as the table's last result."""
         return str(outcome["section"])
 
+    def entered_source(self, outcome: Mapping[str, JSON]) -> str:
+        """``dealer``: The dealer spun the wheel and entered the section."""
+        return "dealer"
+
 
 BIG_SIX: Final[OutcomeGame] = Wheel("big_six")
 BIG_NINE: Final[OutcomeGame] = Wheel("big_nine")

@@ -14,7 +14,7 @@ adapter (``services.tables.actor``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -33,6 +33,7 @@ from events.tables import (
 )
 from services.aggregates import RuleError
 from services.games.base import Game, OutcomeMode, PlacedBet, Round, RoundPhase
+from services.games.registry import PLAYER_BET_RULES
 from services.games.registry import game as game_named
 
 Phase = RoundPhase
@@ -212,7 +213,8 @@ def _open_round(state: TableState) -> list[Event]:
 
 def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
     """A bet is accepted only while the round is open for bets, 4620.4(c)(1); the game
-    says whether it is a bet on its layout, within its limits."""
+    says whether it is a bet on its layout, within its limits, and (a game of
+    ``PLAYER_BET_RULES``) whether the player may add it to their other bets of the round."""
     if state.phase == "idle":
         raise RuleError("round_not_open", f"no round of {state.table} is open for bets")
     if state.phase == "no_more_bets":
@@ -221,6 +223,9 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             f"round {state.round} of {state.table} is closed for bets (no more bets, 4620.4(c)(1))",
         )
     bet = table_game(state).check_bet(state.config, state.play, command.bet, command.amount)
+    player_rule = PLAYER_BET_RULES.get(state.game)
+    if player_rule is not None:
+        player_rule.check_player_bet(state.config, bet, command.player, _round_bets(state))
     seq = state.version + 1
     bet_id = f"{state.table}.{state.round}.{seq}"
     return [
@@ -228,6 +233,15 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             round=state.round, bet_id=bet_id, player=command.player, bet=bet, amount=command.amount
         )
     ]
+
+
+def _round_bets(state: TableState) -> Iterator[PlacedBet]:
+    """The round's bets still on the layout, newest first, walked only as far as read."""
+    node = state.placed
+    while node is not None:
+        if node.bet.bet_id not in state.cancelled:
+            yield node.bet
+        node = node.previous
 
 
 def _cancel_bet(state: TableState, command: CancelBet) -> list[Event]:
