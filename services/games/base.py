@@ -208,6 +208,32 @@ class Chance(Protocol):
         ...
 
 
+class TableHooks(Protocol):
+    """What a game whose bets may outlive a round (Bang's big six and big eight ride from
+    game to game) adds to :class:`Game`. Optional: the table calls each hook only on a game
+    that has it (``getattr``), so every other game is unchanged. Pure."""
+
+    def check_player_bet(
+        self, config: Mapping[str, JSON], play: Any, player: str, bet: Mapping[str, JSON]
+    ) -> None:
+        """After :meth:`Game.check_bet` accepted ``bet`` (canonical), whether ``player`` may
+        place it now (one bet per player, per kind): RuleError with the game's code."""
+        ...
+
+    def check_cancel(
+        self, config: Mapping[str, JSON], play: Any, bet_id: str, player: str | None
+    ) -> None:
+        """Before the table takes a bet back: RuleError when the game says it must stay
+        (``bet_in_action``: a roll has applied to it) or is not on its layout any more
+        (``unknown_bet``: settled). ``player`` is set when a player cancels their own."""
+        ...
+
+    def closing(self, config: Mapping[str, JSON], play: Any, round: Round) -> list[Event]:
+        """The events that return every wager still on the layout when the table closes
+        between rounds (a bet riding across rounds), before ``TableClosed``."""
+        ...
+
+
 class Game(Protocol[P]):
     """A table game that owns its round. ``P`` is its state type (``play``), folded from
     every event of the table's stream and kept across rounds (a merchandise wheel's shelf,

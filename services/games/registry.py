@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from services.games.bang import BANG
 from services.games.base import Game
+from services.games.beat_the_dealer import BEAT_THE_DEALER
 from services.games.black_jack import BLACK_JACK
 from services.games.joker_seven import JOKER_SEVEN
 from services.games.merchandise import MERCHANDISE
@@ -19,6 +21,9 @@ GAMES: Mapping[str, Game[Any]] = {
     MERCHANDISE.name: MERCHANDISE,
     JOKER_SEVEN.name: SingleOutcome(JOKER_SEVEN),
     BLACK_JACK.name: BLACK_JACK,
+    # the dice games of several rolls per round (4620.14, 4620.15)
+    BEAT_THE_DEALER.name: BEAT_THE_DEALER,
+    BANG.name: BANG,
 }
 """Every game a table may play: each owns its round (``services.games.base.Game``)."""
 

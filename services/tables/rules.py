@@ -23,6 +23,7 @@ from events.records import replacer
 from events.tables import (
     BetCancelled,
     BetPlaced,
+    BetsReopened,
     NoMoreBets,
     RoundEnded,
     RoundOpened,
@@ -220,7 +221,11 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             "bets_closed",
             f"round {state.round} of {state.table} is closed for bets (no more bets, 4620.4(c)(1))",
         )
-    bet = table_game(state).check_bet(state.config, state.play, command.bet, command.amount)
+    game = table_game(state)
+    bet = game.check_bet(state.config, state.play, command.bet, command.amount)
+    check_player_bet = getattr(game, "check_player_bet", None)
+    if check_player_bet is not None:  # a game's own rule on who bets (TableHooks)
+        check_player_bet(state.config, state.play, command.player, bet)
     seq = state.version + 1
     bet_id = f"{state.table}.{state.round}.{seq}"
     return [
@@ -231,7 +236,11 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
 
 
 def _cancel_bet(state: TableState, command: CancelBet) -> list[Event]:
-    """A bet may be taken back only before no more bets, 4620.4(c)(1)."""
+    """A bet may be taken back only before no more bets, 4620.4(c)(1), and only while its
+    game lets it go (a bet a roll has applied to stays, ``TableHooks.check_cancel``)."""
+    check_cancel = getattr(table_game(state), "check_cancel", None)
+    if check_cancel is not None:
+        check_cancel(state.config, state.play, command.bet_id, command.player)
     placed = state.bets.get(command.bet_id)
     if placed is None or (command.player is not None and placed.player != command.player):
         raise RuleError("unknown_bet", f"no bet {command.bet_id} in the current round")
@@ -252,12 +261,15 @@ def _no_more_bets(state: TableState) -> list[Event]:
 
 
 def _close_table(state: TableState, command: CloseTable) -> list[Event]:
-    """A table closes only between rounds, so that no bet is left unsettled."""
+    """A table closes only between rounds, so that no bet is left unsettled; a bet still
+    riding then (``TableHooks.closing``) is returned first."""
     if state.phase != "idle":
         raise RuleError(
             "round_in_progress", f"round {state.round} of {state.table} is not settled yet"
         )
-    return [TableClosed(reason=command.reason)]
+    closing = getattr(table_game(state), "closing", None)
+    returned = [] if closing is None else closing(state.config, state.play, round_view(state))
+    return [*returned, TableClosed(reason=command.reason)]
 
 
 def _void_round(state: TableState, command: VoidRound) -> list[Event]:
@@ -309,6 +321,8 @@ def evolve(state: TableState, event: Event) -> TableState:
             return replace(state, version=version, play=play, closed=closed, cancelled=cancelled)
         case NoMoreBets():
             return replace(state, version=version, play=play, closed=closed, phase="no_more_bets")
+        case BetsReopened():
+            return replace(state, version=version, play=play, closed=closed, phase="betting")
         case Settled() | RoundEnded():
             return replace(
                 state,
