@@ -444,7 +444,8 @@ class Bang:
 
     def view(self, config: Mapping[str, JSON], play: BangPlay, round: Round) -> dict[str, JSON]:
         """The stage, the point (the marker), whether Hi Dice bets are taken, the seats, the
-        shooter, and every bet on the layout (``riding`` when placed in an earlier game)."""
+        shooter, and every bet on the layout (``layout``: those not yet settled, big bets of
+        earlier games too, ``riding``)."""
         if round.phase == "idle":
             stage = "idle"
         elif play.point is None:
@@ -458,7 +459,7 @@ class Bang:
             "hi_dice_open": round.phase == "betting" and play.point is None,
             "seats": [{"seat": s, "player": p} for s, p in play.seats],
             "shooter": {"seat": offered[0], "player": offered[1]} if offered else None,
-            "bets": [
+            "layout": [
                 {
                     "bet_id": b.bet_id,
                     "player": b.player,

@@ -228,7 +228,7 @@ class BeatTheDealer:
             )
         return {
             "dealer": rounds.roll_json(play.dealer) if play.dealer is not None else None,
-            "bets": bets,
+            "stakes": bets,
             "to_roll": [b.player for b in play.bets if not b.settled]
             if play.dealer is not None
             else [],

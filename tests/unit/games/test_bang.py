@@ -96,7 +96,7 @@ def test_every_bet_at_the_shooters_roll_over_every_point_and_roll() -> None:
             hi = table.bet("p-1", "hi_dice", 100)
             table.close_bets()
             table.roll(point_faces)
-            riding = {b["kind"]: b["bet_id"] for b in table.view["bets"]}
+            riding = {b["kind"]: b["bet_id"] for b in table.view["layout"]}
             inside = {
                 k: table.bet("p-2", k, 100) for k in INSIDE if k not in riding
             }  # p-2's first bets of each kind
@@ -134,7 +134,7 @@ def test_a_big_six_rides_across_games_until_a_six_and_cannot_come_down() -> None
     table.roll((4, 5), player="p-3")  # 9
     # game 2: both ride; another big six by the same player is refused while it rides
     table.open()
-    view = {b["bet_id"]: b for b in table.view["bets"]}
+    view = {b["bet_id"]: b for b in table.view["layout"]}
     assert view[six]["riding"] and view[six]["in_action"]
     assert table.refused(PlaceBet(player="p-3", bet={"kind": "big_six"}, amount=100)) == (
         "already_bet"
@@ -155,7 +155,7 @@ def test_a_big_six_rides_across_games_until_a_six_and_cannot_come_down() -> None
     [part] = [e for e in events if isinstance(e, PartSettled)]
     assert part.round == 3 and part.settlements[0].bet_id == six
     assert part.settlements[0].result == "won" and part.settlements[0].paid == 1000
-    assert table.view["bets"] == []
+    assert table.view["layout"] == []
     assert table.balance == {"p-3": 1000}
 
 
@@ -266,7 +266,7 @@ def test_a_void_returns_this_games_bets_and_the_riding_ones_ride_on() -> None:
     table.roll((1, 2))
     events = table.void()
     assert parts(events) == {new: ("returned", 200), hi: ("returned", 300)}
-    assert [b["bet_id"] for b in table.view["bets"]] == [old]
+    assert [b["bet_id"] for b in table.view["layout"]] == [old]
     assert table.state.phase == "idle"
 
 

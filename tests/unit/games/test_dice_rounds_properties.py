@@ -52,7 +52,7 @@ class Model:
 
 def check(table: DiceTable, model: Model) -> None:
     assert +table.balance == +model.balance
-    assert {b["bet_id"] for b in table.view["bets"]} == set(model.bets)
+    assert {b["bet_id"] for b in table.view["layout"]} == set(model.bets)
     ids = [s.bet_id for e in table.events if isinstance(e, PartSettled) for s in e.settlements]
     assert len(ids) == len(set(ids))  # no wager settles twice
     on_layout = sum(a for _k, _p, a, _ in model.bets.values())
@@ -129,7 +129,7 @@ def test_random_bang_nights_keep_the_book_and_refold(data: st.DataObject, mode: 
     table.close()
     model.give_back(list(model.bets))
     check(table, model)
-    assert table.view["bets"] == []
+    assert table.view["layout"] == []
     assert table.refold() == table.state
 
 
