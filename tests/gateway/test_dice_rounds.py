@@ -238,6 +238,24 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
     await refused(server, dealer, BANG, "already_rolled", "roll", dice=[1, 2])
     await refused(server, dealer, BANG, "not_the_shooter", "roll", dice=[1, 2], player="p-2")
     await ok(dealer, "roll", table=BANG, dice=[1, 2], player="p-1")
+    # a bet its roll settled is no longer on the layout
+    await ok(dealer, "open_round", table=BANG)
+    field = (
+        await ok(p2, "place_bet", table=BANG, player="p-2", bet={"kind": "field"}, amount=100)
+    )["bet_id"]
+    await ok(dealer, "no_more_bets", table=BANG)
+    await ok(dealer, "roll", table=BANG, dice=[1, 1])
+    await refused(server, p2, BANG, "unknown_bet", "cancel_bet", bet_id=field)
+    await ok(dealer, "no_more_bets", table=BANG)
+    await ok(dealer, "roll", table=BANG, dice=[1, 2], player="p-1")
+    # no seated player has a bet at the table's first game: no shooter
+    await ok(dealer, "open_round", table=BANG_RNG)
+    await ok(p1, "place_bet", table=BANG_RNG, player="p-1", bet={"kind": "hi_dice"}, amount=100)
+    await ok(dealer, "no_more_bets", table=BANG_RNG)
+    await ok(dealer, "roll", table=BANG_RNG)
+    await ok(dealer, "no_more_bets", table=BANG_RNG)
+    await refused(server, dealer, BANG_RNG, "no_shooter", "roll", player="p-1")
+    await refused(server, dealer, BANG_RNG, "bad_request", "roll", player="p-1", dice="six")
     # a close at the night's end returns the big six still riding
     before = (await server.runtime.store.balances())["p-1"]
     await ok(dealer, "close_table", table=BANG)
