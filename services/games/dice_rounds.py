@@ -32,9 +32,9 @@ PLAYER_TURN: Final = "player"
 class RollDice:
     """A roll of the round (the ``roll`` op). ``player`` None: the dealer's roll; else the
     roll of that player (Beat the Dealer: a bettor against the dealer's total; Bang: the
-    shooter). Dealer mode: ``dice`` (one face 1-6 per die) and ``thrown_by`` (``dealer``,
-    ``player`` or ``cage``; by default ``dealer`` for the dealer's roll, ``player`` for a
-    player's) as the dealer entered them. RNG mode: neither; ``draw`` is written by
+    shooter). Dealer mode: ``dice`` (one face 1-6 per die) and ``thrown_by`` (the dealer's
+    roll ``dealer`` or ``cage``, a player's ``player`` or ``cage``; by default the one
+    whose roll it is) as the dealer entered them. RNG mode: neither; ``draw`` is written by
     :func:`prepare_roll` (one CSPRNG integer below 6 per die)."""
 
     player: Any = None
@@ -79,9 +79,11 @@ def check_rolling(round: Round) -> None:
 
 
 def roll_of(step: RollDice, round: Round, default_thrower: Thrower) -> Roll:
-    """The roll the step carries: entered (dealer mode) or drawn (RNG mode). Codes:
-    ``wrong_mode`` (dice at an RNG table, none at a dealer table), ``bad_request``,
-    ``wrong_number_of_dice``, ``invalid_die_face``, ``invalid_thrower`` (dice.py's), and
+    """The roll the step carries: entered (dealer mode) or drawn (RNG mode). The dealer's
+    roll is thrown by the dealer or the cage, a player's by the player or the cage
+    (``default_thrower`` names whose turn it is). Codes: ``wrong_mode`` (dice at an RNG
+    table, none at a dealer table), ``bad_request``, ``wrong_number_of_dice``,
+    ``invalid_die_face``, ``invalid_thrower`` (dice.py's; or the other one's hand), and
     ``roll_unavailable`` (a server fault: the step was not prepared; not stored)."""
     if round.outcome_mode == "rng":
         if step.dice is not None or step.thrown_by is not None:
@@ -94,7 +96,15 @@ def roll_of(step: RollDice, round: Round, default_thrower: Thrower) -> Roll:
     raw: dict[str, JSON] = {"dice": step.dice}
     if step.thrown_by is not None:
         raw["thrown_by"] = step.thrown_by
-    return entered_roll(raw, DICE, default_thrower=default_thrower)
+    roll = entered_roll(raw, DICE, default_thrower=default_thrower)
+    if roll.thrown_by not in (default_thrower, "cage"):
+        # 4620.14(b)(2), 4620.15(c)(5): each throws their own roll, by hand or in the cage
+        raise RuleError(
+            "invalid_thrower",
+            f"the {default_thrower}'s roll is thrown by the {default_thrower} or tumbled in "
+            f"the cage, not by the {roll.thrown_by}",
+        )
+    return roll
 
 
 def rolled(round: int, turn: str, player: str | None, roll: Roll) -> DiceRolled:

@@ -310,6 +310,7 @@ def refusal_table() -> DiceTable:
         ("shooter", RollDice(dice=[1, 2]), "already_rolled"),
         ("shooter", RollDice(dice=[1, 2], player="p-3"), "not_the_shooter"),
         ("shooter", RollDice(dice=[1, 9], player="p-1"), "invalid_die_face"),
+        ("shooter", RollDice(dice=[1, 2], player="p-1", thrown_by="dealer"), "invalid_thrower"),
     ],
 )
 def test_bad_input_is_refused_with_its_code_and_changes_nothing(

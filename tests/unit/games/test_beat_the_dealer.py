@@ -90,9 +90,12 @@ def test_the_thrower_is_recorded_as_entered() -> None:
     table.bet("p-1", "beat_the_dealer", 100)
     table.close_bets()
     [dealer] = table.roll((1, 1), thrown_by="cage")
-    roll = table.roll((2, 2), player="p-1", thrown_by="dealer")[0]
+    assert table.refused(RollDice(dice=[2, 2], player="p-1", thrown_by="dealer")) == (
+        "invalid_thrower"
+    )  # each throws their own roll, 4620.14(b)(2)
+    roll = table.roll((2, 2), player="p-1", thrown_by="cage")[0]
     assert isinstance(dealer, DiceRolled) and dealer.thrown_by == "cage"
-    assert isinstance(roll, DiceRolled) and roll.thrown_by == "dealer"
+    assert isinstance(roll, DiceRolled) and roll.thrown_by == "cage"
 
 
 def test_a_void_returns_the_bets_not_yet_rolled_for_and_the_settled_stand() -> None:
@@ -153,6 +156,7 @@ def refusals_table() -> DiceTable:
         ("closed", RollDice(dice=[1, 2, 3]), "wrong_number_of_dice"),
         ("closed", RollDice(dice=[4]), "wrong_number_of_dice"),
         ("closed", RollDice(dice=[1, 2], thrown_by="rng"), "invalid_thrower"),
+        ("closed", RollDice(dice=[1, 2], thrown_by="player"), "invalid_thrower"),
         ("closed", RollDice(), "wrong_mode"),
         ("closed", RollDice(dice=[1, 2], player="p-1"), "dealer_rolls_first"),
         (
