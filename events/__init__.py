@@ -1,6 +1,6 @@
 """The event vocabulary. Importing this package registers every event type."""
 
-from events import black_jack, cage, license, merchandise, raffles, tables
+from events import black_jack, cage, dice, license, merchandise, raffles, tables
 from events.base import Event, event, from_data, registered, to_data, upcaster
 from events.envelope import GENESIS_HASH, Envelope, seal
 
@@ -10,6 +10,7 @@ __all__ = [
     "Event",
     "black_jack",
     "cage",
+    "dice",
     "event",
     "from_data",
     "license",

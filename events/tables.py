@@ -59,6 +59,16 @@ class NoMoreBets(Event):
     round: int
 
 
+@event("BetsReopened")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetsReopened(Event):
+    """A step of the game opened the bets again within the round (Bang's "Place inside bets
+    only" after the dealer's roll, 4620.15(c)(4)): the table is ``betting`` again until the
+    next ``NoMoreBets``; the game says which bets it takes now."""
+
+    round: int
+
+
 @event("OutcomeRecorded")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutcomeRecorded(Event):

@@ -12,8 +12,9 @@ Definitions (cents):
   ``house_win``; the organization also ``outstanding`` = issued − redeemed, the chips in
   players' hands and on layouts. Money is conserved: sum of balances + house_win =
   issued − redeemed, at every point of the log.
-A bet placed but not yet settled counts in ``handle`` and ``house_win`` until its round
-settles and pays it back.
+A bet placed but not yet settled counts in ``handle`` and ``house_win`` until it is
+settled and paid back: at the end of its round, or, for a bet that rides across rounds
+(Bang's big six and big eight), in the later round that decides it.
 """
 
 from __future__ import annotations

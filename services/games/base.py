@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from events.base import Event
 from events.records import fast_init
@@ -166,11 +166,12 @@ class OutcomeGame(Protocol):
         ...
 
 
+@runtime_checkable
 class PlayerBetRule(Protocol):
     """A game whose bets also depend on the same player's other bets of the round (Over
-    and Under Seven: one space per player per roll, 4620.13(b)(1)). The table rules call
-    it, after ``check_bet``, only for the games ``services.games.registry.PLAYER_BET_RULES``
-    names; pure."""
+    and Under Seven: one space per player per roll, 4620.13(b)(1)). ``SingleOutcome``
+    offers it to the table as the hook :meth:`TableHooks.check_player_bet` of a game that
+    has it (and only then: the other games' bets pay nothing for it); pure."""
 
     def check_player_bet(
         self,
@@ -231,6 +232,40 @@ class Chance(Protocol):
     def unseal(self, context: str, sealed: str) -> bytes:
         """The plain bytes of :meth:`seal`; ValueError when ``sealed`` was not sealed by this
         server for ``context``."""
+        ...
+
+
+class TableHooks(Protocol):
+    """What a game adds to :class:`Game` when its bets depend on the player's other bets
+    (one space per roll, one bet per kind) or may outlive a round (Bang's big six and big
+    eight ride from game to game). Optional: the table calls each hook only on a game that
+    has it (``getattr``), so every other game is unchanged. Pure."""
+
+    def check_player_bet(
+        self,
+        config: Mapping[str, JSON],
+        play: Any,
+        player: str,
+        bet: Mapping[str, JSON],
+        placed: Iterable[PlacedBet],
+    ) -> None:
+        """After :meth:`Game.check_bet` accepted ``bet`` (canonical), whether ``player`` may
+        place it now (one bet per player, per kind, per space): RuleError with the game's
+        code. ``placed`` walks the round's bets on the table's layout, newest first, as far
+        as it is read (a game that keeps its own layout in ``play`` may ignore it)."""
+        ...
+
+    def check_cancel(
+        self, config: Mapping[str, JSON], play: Any, bet_id: str, player: str | None
+    ) -> None:
+        """Before the table takes a bet back: RuleError when the game says it must stay
+        (``bet_in_action``: a roll has applied to it) or is not on its layout any more
+        (``unknown_bet``: settled). ``player`` is set when a player cancels their own."""
+        ...
+
+    def closing(self, config: Mapping[str, JSON], play: Any, round: Round) -> list[Event]:
+        """The events that return every wager still on the layout when the table closes
+        between rounds (a bet riding across rounds), before ``TableClosed``."""
         ...
 
 

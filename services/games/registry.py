@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from services.games.base import Game, PlayerBetRule
+from services.games.bang import BANG
+from services.games.base import Game
+from services.games.beat_the_dealer import BEAT_THE_DEALER
 from services.games.black_jack import BLACK_JACK
 from services.games.joker_seven import JOKER_SEVEN
 from services.games.merchandise import MERCHANDISE
@@ -25,12 +27,11 @@ GAMES: Mapping[str, Game[Any]] = {
     CHUCK_A_LUCK.name: SingleOutcome(CHUCK_A_LUCK),
     HAZARD.name: SingleOutcome(HAZARD),
     OVER_UNDER_SEVEN.name: SingleOutcome(OVER_UNDER_SEVEN),
+    # The dice games of several rolls per round (4620.14, 4620.15).
+    BEAT_THE_DEALER.name: BEAT_THE_DEALER,
+    BANG.name: BANG,
 }
 """Every game a table may play: each owns its round (``services.games.base.Game``)."""
-
-PLAYER_BET_RULES: Mapping[str, PlayerBetRule] = {OVER_UNDER_SEVEN.name: OVER_UNDER_SEVEN}
-"""The games whose bets also depend on the player's other bets of the round: the table
-rules ask them after ``check_bet`` (``base.PlayerBetRule``)."""
 
 
 def game(name: str) -> Game[Any]:

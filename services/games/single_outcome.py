@@ -11,14 +11,22 @@ Chance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from events.base import Event
 from events.tables import OutcomeRecorded, Settled
 from services.aggregates import RuleError
-from services.games.base import JSON, Chance, OutcomeGame, PlacedBet, Round, Settlement
+from services.games.base import (
+    JSON,
+    Chance,
+    OutcomeGame,
+    PlacedBet,
+    PlayerBetRule,
+    Round,
+    Settlement,
+)
 
 RECENT_OUTCOMES = 20
 """How many past outcomes a table keeps for tablets (a display setting)."""
@@ -53,6 +61,20 @@ class SingleOutcome:
     def __init__(self, game: OutcomeGame) -> None:
         self.game = game
         self.name = game.name
+        if isinstance(game, PlayerBetRule):
+            # The table's hook, for this game only: roulette's bets never pay for it.
+            rule = game
+
+            def check_player_bet(
+                config: Mapping[str, JSON],
+                play: Any,
+                player: str,
+                bet: Mapping[str, JSON],
+                placed: Iterable[PlacedBet],
+            ) -> None:
+                rule.check_player_bet(config, bet, player, placed)
+
+            self.check_player_bet = check_player_bet
 
     def __repr__(self) -> str:
         return f"SingleOutcome({self.name!r})"

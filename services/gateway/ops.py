@@ -36,7 +36,9 @@ import msgspec
 
 from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
 from services.cage.rules import BuyChips, CashOut
+from services.games import bang
 from services.games import black_jack as bj
+from services.games.dice_rounds import RollDice
 from services.games.merchandise import AddStock
 from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.gateway import offstream
@@ -559,6 +561,34 @@ OP_LIST: tuple[Op, ...] = (
         fields=(typed("card", str),),
         build=lambda a, c: bj.BurnCard(card=a["card"]),
     ),
+    # Beat the Dealer (4620.14) and Bang (4620.15): the rolls of their rounds, Bang's seats
+    # and dice (services/games/beat_the_dealer.py, bang.py).
+    Op(
+        name="roll",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(
+            typed("dice", list, required=False),
+            typed("thrown_by", str, required=False),
+            text("player", required=False),
+        ),
+        build=lambda a, c: RollDice(player=a["player"], dice=a["dice"], thrown_by=a["thrown_by"]),
+    ),
+    Op(
+        name="seat_player",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(integer("seat", 1, bang.MAX_SEATS), text("player")),
+        build=lambda a, c: bang.SeatPlayer(seat=a["seat"], player=a["player"]),
+    ),
+    Op(
+        name="unseat_player",
+        aggregate=TABLE,
+        access=TableDealer(),
+        fields=(integer("seat", 1, bang.MAX_SEATS),),
+        build=lambda a, c: bang.UnseatPlayer(seat=a["seat"]),
+    ),
+    Op(name="pass_dice", aggregate=TABLE, access=TableDealer(), build=lambda a, c: bang.PassDice()),
     # The cage.
     Op(
         name="buy_chips",

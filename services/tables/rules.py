@@ -23,6 +23,7 @@ from events.records import replacer
 from events.tables import (
     BetCancelled,
     BetPlaced,
+    BetsReopened,
     NoMoreBets,
     RoundEnded,
     RoundOpened,
@@ -33,7 +34,6 @@ from events.tables import (
 )
 from services.aggregates import RuleError
 from services.games.base import Game, OutcomeMode, PlacedBet, Round, RoundPhase
-from services.games.registry import PLAYER_BET_RULES
 from services.games.registry import game as game_named
 
 Phase = RoundPhase
@@ -213,8 +213,9 @@ def _open_round(state: TableState) -> list[Event]:
 
 def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
     """A bet is accepted only while the round is open for bets, 4620.4(c)(1); the game
-    says whether it is a bet on its layout, within its limits, and (a game of
-    ``PLAYER_BET_RULES``) whether the player may add it to their other bets of the round."""
+    says whether it is a bet on its layout, within its limits, and (a game with the hook
+    ``TableHooks.check_player_bet``) whether this player may add it to the bets on the
+    layout."""
     if state.phase == "idle":
         raise RuleError("round_not_open", f"no round of {state.table} is open for bets")
     if state.phase == "no_more_bets":
@@ -222,10 +223,11 @@ def _place_bet(state: TableState, command: PlaceBet) -> list[Event]:
             "bets_closed",
             f"round {state.round} of {state.table} is closed for bets (no more bets, 4620.4(c)(1))",
         )
-    bet = table_game(state).check_bet(state.config, state.play, command.bet, command.amount)
-    player_rule = PLAYER_BET_RULES.get(state.game)
-    if player_rule is not None:
-        player_rule.check_player_bet(state.config, bet, command.player, _round_bets(state))
+    game = table_game(state)
+    bet = game.check_bet(state.config, state.play, command.bet, command.amount)
+    check_player_bet = getattr(game, "check_player_bet", None)
+    if check_player_bet is not None:  # a game's own rule on who bets (TableHooks)
+        check_player_bet(state.config, state.play, command.player, bet, _round_bets(state))
     seq = state.version + 1
     bet_id = f"{state.table}.{state.round}.{seq}"
     return [
@@ -245,7 +247,11 @@ def _round_bets(state: TableState) -> Iterator[PlacedBet]:
 
 
 def _cancel_bet(state: TableState, command: CancelBet) -> list[Event]:
-    """A bet may be taken back only before no more bets, 4620.4(c)(1)."""
+    """A bet may be taken back only before no more bets, 4620.4(c)(1), and only while its
+    game lets it go (a bet a roll has applied to stays, ``TableHooks.check_cancel``)."""
+    check_cancel = getattr(table_game(state), "check_cancel", None)
+    if check_cancel is not None:
+        check_cancel(state.config, state.play, command.bet_id, command.player)
     placed = state.bets.get(command.bet_id)
     if placed is None or (command.player is not None and placed.player != command.player):
         raise RuleError("unknown_bet", f"no bet {command.bet_id} in the current round")
@@ -266,12 +272,15 @@ def _no_more_bets(state: TableState) -> list[Event]:
 
 
 def _close_table(state: TableState, command: CloseTable) -> list[Event]:
-    """A table closes only between rounds, so that no bet is left unsettled."""
+    """A table closes only between rounds, so that no bet is left unsettled; a bet still
+    riding then (``TableHooks.closing``) is returned first."""
     if state.phase != "idle":
         raise RuleError(
             "round_in_progress", f"round {state.round} of {state.table} is not settled yet"
         )
-    return [TableClosed(reason=command.reason)]
+    closing = getattr(table_game(state), "closing", None)
+    returned = [] if closing is None else closing(state.config, state.play, round_view(state))
+    return [*returned, TableClosed(reason=command.reason)]
 
 
 def _void_round(state: TableState, command: VoidRound) -> list[Event]:
@@ -323,6 +332,8 @@ def evolve(state: TableState, event: Event) -> TableState:
             return replace(state, version=version, play=play, closed=closed, cancelled=cancelled)
         case NoMoreBets():
             return replace(state, version=version, play=play, closed=closed, phase="no_more_bets")
+        case BetsReopened():
+            return replace(state, version=version, play=play, closed=closed, phase="betting")
         case Settled() | RoundEnded():
             return replace(
                 state,

@@ -28,6 +28,7 @@ from events.black_jack import (
 )
 from events.cage import ChipsIssued, ChipsRedeemed
 from events.codec import decode, encode, to_json
+from events.dice import DicePassed, DiceRolled, PlayerSeated, PlayerUnseated
 from events.envelope import GENESIS_HASH, Envelope, chain_hash, expected_hash, seal
 from events.license import LicenseRecorded, OccasionStarted
 from events.merchandise import (
@@ -41,6 +42,7 @@ from events.tables import (
     BetCancelled,
     BetPlaced,
     BetSettlement,
+    BetsReopened,
     NoMoreBets,
     OutcomeRecorded,
     PartSettled,
@@ -199,6 +201,12 @@ HAND_WRITTEN: list[Event] = [
     HoleCardRevealed(round=1, card="KD", salt="e" * 32),
     CardsDiscarded(round=1, holders=("3.0", "dealer"), cards=5),
     ShoeRevealed(shuffle=1, seed="f" * 64, cards=("AS", "10S", "KD")),
+    DiceRolled(round=1, turn="dealer", player=None, dice=(3, 4), total=7, thrown_by="cage"),
+    DiceRolled(round=1, turn="player", player="p-1", dice=(6, 6), total=12, thrown_by="rng"),
+    BetsReopened(round=1),
+    PlayerSeated(seat=3, player="p-1"),
+    PlayerUnseated(seat=3, player="p-1"),
+    DicePassed(round=2, from_seat=3, seat=5, player="p-2"),
     *RAFFLE_SAMPLES,
 ]
 

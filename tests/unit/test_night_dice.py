@@ -1,4 +1,4 @@
-"""The night file and the dice games of one roll: the example dice night, the two names of
+"""The night file and the dice games: the example dice night (all five), the two names of
 Over and Under Seven (4620.1(h), 4620.13), and Craps and Best Poker Hand, which a license may
 list but whose tables cannot open (``rules_not_available``)."""
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from services.games.registry import game
 from services.license import (
     GAME_ALIASES,
     GAMES_OF_CHANCE,
@@ -34,8 +35,15 @@ def test_the_example_dice_night_loads(project_root: Path) -> None:
         "chuck-a-luck-1": ("chuck_a_luck", "dealer"),
         "hazard-1": ("hazard", "rng"),
         "over-under-1": ("under_and_over_seven", "dealer"),
+        "beat-the-dealer-1": ("beat_the_dealer", "rng"),
+        "bang-1": ("bang", "dealer"),
     }
     assert night.table("hazard-1").config == {"min_bet": 25, "max_bet": 500}  # type: ignore[union-attr]
+    bang = night.table("bang-1")
+    assert bang is not None and game(bang.game).parse_config(bang.config)["seats"] == 10
+    # Every dice game on one license: exactly the five single types of 4620.2.
+    check_license_games(list(night.games))
+    assert len(night.games) == 5
 
 
 def test_the_dice_games_are_permitted_under_their_4620_1_names() -> None:

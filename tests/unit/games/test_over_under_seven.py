@@ -22,7 +22,7 @@ from events.tables import OutcomeRecorded, Settled
 from services.aggregates import RuleError
 from services.games.base import PlacedBet, Round
 from services.games.over_under_seven import ALLOW_SEVERAL_SPACES, OVER_UNDER_SEVEN, SPACES
-from services.games.registry import GAMES, PLAYER_BET_RULES
+from services.games.registry import GAMES
 from services.games.single_outcome import RecordOutcome, SingleOutcome
 from services.night import parse_night
 from services.tables.rules import (
@@ -208,7 +208,9 @@ def place(state: TableState, player: str, space: str, amount: int = 100) -> Tabl
 
 
 def test_a_second_space_by_one_player_is_refused_d_6() -> None:
-    assert PLAYER_BET_RULES == {"under_and_over_seven": G}
+    # The table asks this game (and no game of one outcome without the rule) about a bettor.
+    assert hasattr(GAMES["under_and_over_seven"], "check_player_bet")
+    assert not hasattr(GAMES["roulette"], "check_player_bet")
     state = place(betting_table(), "p-1", "under_7")
     # A bet the dealer places for p-1 is p-1's bet: PlaceBet names the player either way.
     err = rule_error(
