@@ -197,6 +197,11 @@ class ClusterNode:
         """Take the stream's lease if it can be taken and run its actor, then submit its
         opening commands; whether it runs here now. With ``strict`` (at start), a failure
         or a refused opening command raises."""
+        releasing = self._releasing.get(stream)
+        if releasing is not None:
+            # Its actor here is still stopping (a lease lost, a handoff): it stops first,
+            # or its deactivation would stop the actor this take starts.
+            await asyncio.shield(releasing)
         if stream in self.active:
             return True
         pending = self._activating.get(stream)

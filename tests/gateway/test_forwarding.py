@@ -156,3 +156,48 @@ async def test_an_inbox_entry_without_the_organizations_mac_is_never_run(
         None,
         None,
     ]
+
+
+async def test_a_stream_taken_again_while_its_lost_lease_is_still_stopping_keeps_its_actor(
+    redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lease lost (renewal missed during a Redis failover, say) stops the stream's actor
+    here; a command arriving meanwhile takes the stream again. The new actor must not be
+    the one the old release stops: the take waits for the release (seen once as every
+    later command ``unavailable`` until the process restarted)."""
+    server = await start_server(redis_server.url, night_doc(org), **FAST)
+    try:
+        runtime = server.runtime
+        node, supervisor = runtime.cluster, runtime.supervisor
+        reply = await submit_command(
+            runtime, cashier(), {"op": "buy_chips", "id": "b-0", "player": "p-1", "amount": 5}
+        )
+        assert reply["ok"], reply
+        stopping = asyncio.Event()
+        real_deactivate = supervisor.deactivate
+
+        async def slow_deactivate(stream: str) -> None:
+            # The old actor takes a while to stop (it finishes the batch in hand).
+            stopping.set()
+            await asyncio.sleep(0.3)
+            await real_deactivate(stream)
+
+        monkeypatch.setattr(supervisor, "deactivate", slow_deactivate)
+        # The lease lapses (as if not renewed in time); the next tick finds it lost.
+        assert await node.leases.release([("cage", node.active["cage"])]) == 1
+        await node.tick()
+        await asyncio.wait_for(stopping.wait(), 5)
+        assert "cage" not in node.active  # being released
+        replies = [
+            await submit_command(
+                runtime,
+                cashier(),
+                {"op": "buy_chips", "id": f"b-{i}", "player": "p-1", "amount": 5},
+            )
+            for i in range(1, 4)
+        ]
+        assert all(r["ok"] for r in replies), replies
+        assert "cage" in node.active and "cage" in supervisor.running
+        assert await runtime.store.balance("p-1") == 20
+    finally:
+        await server.stop()
