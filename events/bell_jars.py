@@ -27,7 +27,7 @@ class FlarePrize(NamedTuple):
     ``fair_market_value`` for a donated item; ``cash`` for a cash prize)."""
 
     value: int
-    count: int
+    count: int  # type: ignore[assignment]  # the flare's word; shadows tuple.count
     kind: str
     description: str
     value_basis: str
@@ -128,4 +128,17 @@ class DealClosed(Event):
 
     reason: str
     unsold: int
+    at: int
+
+
+@event("DealSerialClaimed")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DealSerialClaimed(Event):
+    """On the organization's registry stream ``deal-serials``: the serial number
+    ``serial`` was claimed for deal ``deal`` before its registration was decided, so no
+    other deal of the organization registers the same serial (one stream's actor
+    serializes the claims)."""
+
+    serial: str
+    deal: str
     at: int

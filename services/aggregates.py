@@ -17,6 +17,9 @@ CAGE: Final = "cage"
 """The cage's stream: chips sold and cashed out."""
 LICENSE: Final = "license"
 """The license stream: the organization's license and its occasions."""
+DEAL_SERIALS: Final = "deal-serials"
+"""The registry of the serial numbers of every bell jar deal of the organization (one
+claim per serial, so no serial is registered twice)."""
 
 
 class RuleError(Exception):
