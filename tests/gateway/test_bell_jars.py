@@ -228,3 +228,31 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
         "ticket_redeemed"
     )
     assert await snapshot(server) == before
+
+
+async def test_deal_commands_run_outside_the_occasion_window_bjar_7(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    past = night_doc(org)
+    past["occasion"] = {"id": "last-week", "name": "Last week", "starts_at": "2026-01-01T18:00:00Z"}
+    server = await start_server(redis_server.url, past)
+    try:
+        mic, seller = await staff(server)
+        cashier = await server.connect(token("cashier"))
+        assert code(await cashier.cmd("buy_chips", player="p-1", amount=100)) == "occasion_closed"
+        ok(await register(mic, "d-1"))
+        ok(await mic.cmd("put_deal_in_play", deal="d-1", container="jar"))
+        ok(await seller.cmd("record_sale", deal="d-1", count=2, amount=200))
+        ok(await mic.cmd("redeem_ticket", deal="d-1", prize=3 - 1, ticket="T-1"))
+    finally:
+        await server.stop()
+
+
+async def test_the_http_command_path_takes_deal_ops_too(server: LiveServer) -> None:
+    msg = {"op": "register_deal", "id": "h-1", "deal": "d-1", **deal_fields()}
+    status, reply = await server.post_command(msg, MIC)
+    assert status == 200 and reply["ok"], reply
+    status, again = await server.post_command(msg, MIC)  # the same id: its stored reply
+    assert again["result"] == reply["result"]
+    status, other = await server.post_command({**msg, "id": "h-2"}, MIC)
+    assert other["error"]["code"] == "deal_exists"
