@@ -212,6 +212,12 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
         (seller, "register_deal", {"deal": "d-9", **deal_fields("S-9")}, "forbidden"),
         (seller, "remove_deal", {"deal": "d-1"}, "forbidden"),
         (mic, "put_deal_in_play", {"deal": "d-2", "container": "box"}, "bad_request"),
+        (
+            mic,
+            "register_deal",
+            {"deal": "d-9", **deal_fields("S-9", invoice_date="2026-13-01")},
+            "invalid_deal",
+        ),
     ]
     for client, op, fields, expected in cases:
         before = await snapshot(server)
@@ -227,6 +233,14 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
     assert code(await seller.cmd("redeem_ticket", deal="d-1", prize=1, ticket="T-1")) == (
         "ticket_redeemed"
     )
+    assert await snapshot(server) == before
+    # deal_closed: a sold-out deal takes no more sales, no removal, no second play.
+    ok(await mic.cmd("put_deal_in_play", deal="d-3", container="jar"))
+    ok(await seller.cmd("record_sale", deal="d-3", count=20, amount=2000))
+    before = await snapshot(server)
+    assert code(await seller.cmd("record_sale", deal="d-3", count=1, amount=100)) == "deal_closed"
+    assert code(await mic.cmd("remove_deal", deal="d-3")) == "deal_closed"
+    assert code(await mic.cmd("put_deal_in_play", deal="d-3", container="jar")) == "deal_closed"
     assert await snapshot(server) == before
 
 
