@@ -1,10 +1,12 @@
-"""The supervisor: holds every actor of the organization (license, cage, tables, raffles)
-and runs the tasks of those whose stream this process owns (``services.cluster``).
+"""The supervisor: holds every actor of the organization (license, cage, tables, raffles,
+bell jar deals and their serial registry) and runs the tasks of those whose stream this
+process owns (``services.cluster``).
 
 Shutdown cancels and awaits them. Commands reach an actor only through :meth:`submit`.
 Raffles outlive a night: besides the raffles the night file declares, every raffle stream
 in the store (one a member in charge set up with ``setup_raffle`` on an earlier night) gets
-its actor at start; a new one gets its actor when it is set up.
+its actor at start; a new one gets its actor when it is set up. Bell jar deals likewise:
+every ``deal:<id>`` in the store, and a new one at its ``register_deal``.
 """
 
 from __future__ import annotations
@@ -110,9 +112,9 @@ class Supervisor:
             raffle = raffle_of(stream)
             if raffle is not None:
                 self.raffles.add(raffle)
-            deal = deal_of(stream)
-            if deal is not None:
-                self.deals.add(deal)
+            deal_id = deal_of(stream)
+            if deal_id is not None:
+                self.deals.add(deal_id)
             return actor
 
         self._make = make
@@ -121,7 +123,6 @@ class Supervisor:
         :meth:`drop_unopened_raffle`)."""
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
-        make(DEAL_SERIALS, SerialRegistryRules())
         for spec in night.tables:
             make(table_stream(spec.id), TableRules(self.chance))
         for raffle in night.raffles:
@@ -143,7 +144,15 @@ class Supervisor:
         if deal_of(stream) is not None:
             self._make(stream, self._deal_rules())
             return True
+        if stream == DEAL_SERIALS:
+            self._make(stream, SerialRegistryRules())
+            return True
         return False
+
+    def ensure_serial_registry(self) -> None:
+        """Give the serial registry its actor when the first deal is registered (a night
+        without bell jars has no such stream)."""
+        self.follow(DEAL_SERIALS)
 
     def _deal_rules(self) -> DealRules:
         return DealRules(self.night.deal_limits, self.night.timezone)

@@ -15,14 +15,15 @@ to that stream's actor, the only writer of it:
   states. A crash between leaves them marked and the lead not in play: they refuse to go
   into play or be sold on their own (``deal_commingled``), and a retry finishes it.
 - ``record_sale`` and ``remove_deal`` on a lead: after the lead closed, each other deal of
-  the combination gets its own ``DealClosed`` (:func:`finish_combination`), again after a
+  the combination gets its own ``DealClosed`` (:meth:`Steps.finish_combination`), again after a
   retry of the same command (its stored reply), and before a redemption on such a deal.
 - ``redeem_ticket`` on a commingled deal: the lead's state goes into the command (its deal
   is in play, or closed, through the lead).
 
-Every stream concerned must run in this process (one process, or a cluster whose
-placement put them here); otherwise the step answers ``unavailable`` and nothing of the
-command is decided (retry the same id).
+Every stream concerned must run in this process: one no process holds is taken here for the
+step (the serial registry's first claim, a deal no one has touched); one another process
+holds answers the step ``unavailable`` and nothing of the command is decided (retry the
+same id).
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from services.actor import Reply
 from services.aggregates import DEAL_SERIALS, RuleError, deal_stream
 from services.bell_jars import rules
 from services.bell_jars.actor import ClaimSerial, SerialRegistry
+from services.bell_jars.limits import DEFAULT_LIMITS
 from services.bell_jars.state import (
     CloseCommingled,
     Commingle,
@@ -50,6 +53,8 @@ from services.supervisor import Supervisor, system_submission
 
 Submit = Callable[[Any], Awaitable[Reply]]
 """Submits the deal's own command (as the client sent it, with its idempotency key)."""
+Take = Callable[[str], Awaitable[bool]]
+"""Runs a stream in this process if no other holds it (``ClusterNode.take_if_free``)."""
 
 
 class StepRefused(Exception):
@@ -60,104 +65,110 @@ class StepRefused(Exception):
         self.reply = reply
 
 
-async def _system(supervisor: Supervisor, stream: str, command: Any) -> Reply:
-    return await supervisor.submit(stream, system_submission(command))
+@dataclass(frozen=True, slots=True)
+class Steps:
+    """The steps of deal commands, through this process's supervisor; ``take`` runs a
+    stream here first when no other process holds it."""
 
+    supervisor: Supervisor
+    take: Take | None = None
 
-async def run(supervisor: Supervisor, deal: str, command: Any, submit: Submit) -> Reply:
-    """Take the steps ``command`` needs on other streams, submit it to its deal's actor,
-    and take the steps after; the reply is the command's (or a step's ``unavailable``)."""
-    try:
-        command = await _before(supervisor, deal, command)
-    except StepRefused as e:
-        return e.reply
-    reply = await submit(command)
-    if isinstance(command, (RecordSale, RemoveDeal)):
-        await finish_combination(supervisor, deal)
-    return reply
+    async def system(self, stream: str, command: Any) -> Reply:
+        if stream not in self.supervisor.running and self.take is not None:
+            await self.take(stream)
+        return await self.supervisor.submit(stream, system_submission(command))
 
+    async def run(self, deal: str, command: Any, submit: Submit) -> Reply:
+        """Take the steps ``command`` needs on other streams, submit it to its deal's
+        actor, and take the steps after; the reply is the command's (or a step's
+        ``unavailable``)."""
+        try:
+            command = await self._before(deal, command)
+        except StepRefused as e:
+            return e.reply
+        reply = await submit(command)
+        if isinstance(command, (RecordSale, RemoveDeal)):
+            await self.finish_combination(deal)
+        return reply
 
-async def _before(supervisor: Supervisor, deal: str, command: Any) -> Any:
-    state = supervisor.deal_state(deal) or DealState(deal=deal)
-    if isinstance(command, RegisterDeal):
-        return await _claim(supervisor, state, command)
-    if isinstance(command, PutDealInPlay) and command.commingle:
-        return await _commingle(supervisor, state, command)
-    if isinstance(command, RemoveDeal):
-        members = tuple(supervisor.deal_state(d) for d in state.deals[1:])
-        return dataclasses.replace(command, members=members)
-    if isinstance(command, RedeemTicket) and state.lead is not None:
-        await finish_combination(supervisor, state.lead)
-        return dataclasses.replace(command, lead=supervisor.deal_state(state.lead))
-    return command
-
-
-async def _claim(supervisor: Supervisor, state: DealState, command: RegisterDeal) -> Any:
-    """Claim the serial only for a registration the rules would otherwise take (a refused
-    one claims nothing: the rules refuse it with its own code)."""
-    actor = supervisor.actors.get(deal_stream(state.deal))
-    rules_of = getattr(actor, "rules", None)
-    limits = getattr(rules_of, "limits", None)
-    try:
-        if limits is None:
-            rules.check_registration(state, command)
-        else:
-            rules.check_registration(state, command, limits)
-    except RuleError:
+    async def _before(self, deal: str, command: Any) -> Any:
+        supervisor = self.supervisor
+        state = supervisor.deal_state(deal) or DealState(deal=deal)
+        if isinstance(command, RegisterDeal):
+            return await self._claim(state, command)
+        if isinstance(command, PutDealInPlay) and command.commingle:
+            return await self._commingle(state, command)
+        if isinstance(command, RemoveDeal):
+            members = tuple(supervisor.deal_state(d) for d in state.deals[1:])
+            return dataclasses.replace(command, members=members)
+        if isinstance(command, RedeemTicket) and state.lead is not None:
+            await self.finish_combination(state.lead)
+            return dataclasses.replace(command, lead=supervisor.deal_state(state.lead))
         return command
-    reply = await _system(
-        supervisor,
-        DEAL_SERIALS,
-        ClaimSerial(serial=command.serial_number, deal=state.deal, now_ms=command.now_ms),
-    )
-    if reply["ok"]:
-        return dataclasses.replace(command, serial_holder=state.deal)
-    if reply["error"]["code"] != "duplicate_serial":
-        raise StepRefused(reply)
-    registry = supervisor.actors[DEAL_SERIALS].state
-    holder = None
-    if isinstance(registry, SerialRegistry):
-        holder = registry.claims.get(command.serial_number)
-    return dataclasses.replace(command, serial_holder=holder or "")
 
-
-async def _commingle(supervisor: Supervisor, lead: DealState, command: PutDealInPlay) -> Any:
-    """Mark the other deals only once the lead and every one of them passed the checks;
-    the lead's rules then decide with their states as read after the marks."""
-    members = [supervisor.deal_state(d) for d in command.commingle]
-    try:
-        rules.check_put_in_play(lead, command)
-        for deal_id, member in zip(command.commingle, members, strict=True):
-            rules.check_commingle(lead, member, deal_id)
-    except RuleError:
-        return dataclasses.replace(command, members=tuple(members))
-    for deal_id in command.commingle:
-        reply = await _system(
-            supervisor, deal_stream(deal_id), Commingle(lead=lead, now_ms=command.now_ms)
-        )
-        if not reply["ok"] and reply["error"]["code"] in ("unavailable", "busy", "internal"):
+    async def _claim(self, state: DealState, command: RegisterDeal) -> Any:
+        """Claim the serial only for a registration the rules would otherwise take (a
+        refused one claims nothing: the rules refuse it with its own code)."""
+        actor = self.supervisor.actors.get(deal_stream(state.deal))
+        limits = getattr(getattr(actor, "rules", None), "limits", DEFAULT_LIMITS)
+        try:
+            rules.check_registration(state, command, limits)
+        except RuleError:
+            return command
+        claim = ClaimSerial(serial=command.serial_number, deal=state.deal, now_ms=command.now_ms)
+        self.supervisor.ensure_serial_registry()
+        reply = await self.system(DEAL_SERIALS, claim)
+        if reply["ok"]:
+            return dataclasses.replace(command, serial_holder=state.deal)
+        if reply["error"]["code"] != "duplicate_serial":
             raise StepRefused(reply)
-        if not reply["ok"]:
-            break  # a deal changed since it was checked: the lead's rules refuse with why
-    return dataclasses.replace(
-        command, members=tuple(supervisor.deal_state(d) for d in command.commingle)
-    )
+        registry = self.supervisor.actors[DEAL_SERIALS].state
+        holder = None
+        if isinstance(registry, SerialRegistry):
+            holder = registry.claims.get(command.serial_number)
+        return dataclasses.replace(command, serial_holder=holder or "")
+
+    async def _commingle(self, lead: DealState, command: PutDealInPlay) -> Any:
+        """Mark the other deals only once the lead and every one of them passed the
+        checks; the lead's rules then decide with their states as read after the marks."""
+        supervisor = self.supervisor
+        members = [supervisor.deal_state(d) for d in command.commingle]
+        try:
+            rules.check_put_in_play(lead, command)
+            for deal_id, member in zip(command.commingle, members, strict=True):
+                rules.check_commingle(lead, member, deal_id)
+        except RuleError:
+            return dataclasses.replace(command, members=tuple(members))
+        for deal_id in command.commingle:
+            step = Commingle(lead=lead, now_ms=command.now_ms)
+            reply = await self.system(deal_stream(deal_id), step)
+            if not reply["ok"] and reply["error"]["code"] in TRANSIENT:
+                raise StepRefused(reply)
+            if not reply["ok"]:
+                break  # a deal changed since it was checked: the lead's rules say why
+        return dataclasses.replace(
+            command, members=tuple(supervisor.deal_state(d) for d in command.commingle)
+        )
+
+    async def finish_combination(self, lead_id: str) -> None:
+        """A closed lead's other deals each get their ``DealClosed`` (once; at the lead's
+        time). A step that cannot be taken now is left for the next command that looks."""
+        supervisor = self.supervisor
+        lead = supervisor.deal_state(lead_id)
+        if lead is None or not lead.closed or len(lead.deals) < 2:
+            return
+        steps = []
+        for deal_id in lead.deals[1:]:
+            member = supervisor.deal_state(deal_id)
+            if member is not None and not member.closed:
+                close = CloseCommingled(lead=lead_id, reason=lead.closed_reason, at=lead.closed_at)
+                steps.append(self.system(deal_stream(deal_id), close))
+        if steps:
+            await asyncio.gather(*steps)
 
 
-async def finish_combination(supervisor: Supervisor, lead_id: str) -> None:
-    """A closed lead's other deals each get their ``DealClosed`` (once; at the lead's
-    time). A step that cannot be taken now is left for the next command that looks."""
-    lead = supervisor.deal_state(lead_id)
-    if lead is None or not lead.closed or len(lead.deals) < 2:
-        return
-    steps = []
-    for deal_id in lead.deals[1:]:
-        member = supervisor.deal_state(deal_id)
-        if member is not None and not member.closed:
-            close = CloseCommingled(lead=lead_id, reason=lead.closed_reason, at=lead.closed_at)
-            steps.append(_system(supervisor, deal_stream(deal_id), close))
-    if steps:
-        await asyncio.gather(*steps)
+TRANSIENT = frozenset({"unavailable", "busy", "internal"})
+"""Refusals of a step that say it could not be taken now (retry), not why it may not."""
 
 
 async def forget_unregistered(supervisor: Supervisor, deal: str, tries: int = 100) -> bool:

@@ -10,7 +10,9 @@ one pass and queued the same way; any other frame is left to :func:`submit_comma
 Raffle commands that need the store first (an online purchaser; a reveal on a Queen of
 Hearts board dealt before the board moved into its event) are prepared before they are
 queued. The gateway draws nothing: a raffle's
-actor deals its board and draws its winners.
+actor deals its board and draws its winners. A bell jar deal's command takes its steps on
+other streams (a combination's other deals, the serial registry) around its own
+(:mod:`services.bell_jars.coordinator`).
 """
 
 from __future__ import annotations
@@ -170,12 +172,12 @@ def _queue(
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
         runtime.supervisor.ensure_raffle(parsed.raffle)
-    if isinstance(command, RegisterDeal) and parsed.deal is not None:
-        runtime.supervisor.ensure_deal(parsed.deal)
+    if isinstance(command, RegisterDeal) and parsed.deal_id is not None:
+        runtime.supervisor.ensure_deal(parsed.deal_id)
     future: asyncio.Future[Reply] | None = runtime.route(parsed.stream, who, msg, hops)
     if future is not None:
         pass  # another process runs the stream: it answers
-    elif parsed.deal is not None:
+    elif parsed.deal_id is not None:
         future = asyncio.get_running_loop().create_future()
         _in_background(_deal_command(runtime, who, parsed, future, msg, hops))
     elif spec.prepared and _needs_lookup(runtime, parsed):
@@ -196,8 +198,8 @@ def _queue(
         if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
             # a refused setup leaves no actor behind (once it is back to waiting)
             _in_background(runtime.supervisor.forget_unopened_raffle(parsed.raffle))
-        if not reply["ok"] and isinstance(command, RegisterDeal) and parsed.deal is not None:
-            _in_background(deal_steps.forget_unregistered(runtime.supervisor, parsed.deal))
+        if not reply["ok"] and isinstance(command, RegisterDeal) and parsed.deal_id is not None:
+            _in_background(deal_steps.forget_unregistered(runtime.supervisor, parsed.deal_id))
         if not reply["ok"]:
             log.info(
                 "command_refused",
@@ -206,7 +208,7 @@ def _queue(
                 op=parsed.op,
                 table=parsed.table,
                 raffle=parsed.raffle,
-                deal=parsed.deal,
+                deal=parsed.deal_id,
                 round=state.round if isinstance(state, TableState) else None,
                 sub=who.sub,
             )
@@ -251,13 +253,14 @@ async def _deal_command(
 ) -> None:
     """A deal's command with its steps on other streams
     (:mod:`services.bell_jars.coordinator`)."""
-    assert parsed.deal is not None
+    assert parsed.deal_id is not None
 
     def submit(command: Any) -> asyncio.Future[Reply]:
         return _submit(runtime, who, parsed, command, msg, hops)
 
     try:
-        reply = await deal_steps.run(runtime.supervisor, parsed.deal, parsed.command, submit)
+        steps = deal_steps.Steps(runtime.supervisor, take=runtime.cluster.take_if_free)
+        reply = await steps.run(parsed.deal_id, parsed.command, submit)
     except Exception as e:
         log.error("deal_command_failed", op=parsed.op, error=type(e).__name__)
         reply = error_reply("internal", "internal error; retry the same command id")

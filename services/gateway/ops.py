@@ -899,7 +899,8 @@ class ParsedCommand:
     fingerprint: str
     table: str | None
     raffle: str | None = None
-    deal: str | None = None
+    deal_id: str | None = None
+    """The bell jar deal the op names (its stream ``deal:<id>``)."""
     location: Mapping[str, Any] | None = None
     """An online sale's reported location, to be sealed under the purchaser's key by the
     gateway (personal data: never logged, never in an event in clear)."""
@@ -1035,7 +1036,7 @@ def _parsed(
         fingerprint=fingerprint,
         table=table,
         raffle=raffle,
-        deal=name if spec.aggregate.target == "deal" else None,
+        deal_id=name if spec.aggregate.target == "deal" else None,
         location=args.get(spec.location) if spec.location else None,
         spec=spec,
     )

@@ -152,9 +152,9 @@ async def _deal_states(request: web.Request) -> list[Any]:
     may run it), by id."""
     supervisor = request.app[RUNTIME].supervisor
     states = []
-    for deal in sorted(supervisor.deals):
-        await supervisor.refresh(deal_stream(deal))
-        state = supervisor.deal_state(deal)
+    for deal_id in sorted(supervisor.deals):
+        await supervisor.refresh(deal_stream(deal_id))
+        state = supervisor.deal_state(deal_id)
         if state is not None and state.registered:
             states.append(state)
     return states
@@ -173,11 +173,11 @@ async def get_deals(request: web.Request, who: Principal) -> web.Response:
 
 async def _one_deal(request: web.Request) -> Any:
     supervisor = request.app[RUNTIME].supervisor
-    deal = request.match_info["id"]
-    if deal not in supervisor.deals:
+    deal_id = request.match_info["id"]
+    if deal_id not in supervisor.deals:
         return None
-    await supervisor.refresh(deal_stream(deal))
-    state = supervisor.deal_state(deal)
+    await supervisor.refresh(deal_stream(deal_id))
+    state = supervisor.deal_state(deal_id)
     if state is not None and state.lead:
         await supervisor.refresh(deal_stream(state.lead))
     return state if state is not None and state.registered else None

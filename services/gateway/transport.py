@@ -632,16 +632,16 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
             raise ProtocolError("forbidden", f"{client.who.role} may not read raffles")
         return kind, raffle
     if kind in ("flare", "deal"):
-        deal = text_field(msg, "deal")
-        state = client.runtime.supervisor.deal_state(deal)
+        deal_id = text_field(msg, "deal")
+        state = client.runtime.supervisor.deal_state(deal_id)
         if state is None or not state.registered:
-            raise ProtocolError("unknown_deal", f"no deal {deal!r}")
+            raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
         if kind == "deal" and client.who.role not in DEAL_READERS:
             raise ProtocolError("forbidden", f"{client.who.role} may not read a deal's ledger")
         hidden = not shown_to_players(state, client.runtime.supervisor.deal_state)
         if kind == "flare" and client.who.role not in DEAL_READERS and hidden:
-            raise ProtocolError("unknown_deal", f"no deal {deal!r}")
-        return kind, deal
+            raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
+        return kind, deal_id
     table = text_field(msg, "table")
     if table not in client.runtime.control_sheets.sheets:
         raise ProtocolError("unknown_table", f"no merchandise wheel {table!r}")

@@ -182,6 +182,8 @@ async def test_a_serial_claimed_for_a_deal_never_registered_stays_that_deals(
     try:
         claim = ClaimSerial(serial="S-7", deal="d-7", now_ms=int(time.time() * 1000))
         supervisor = first.runtime.supervisor
+        supervisor.ensure_serial_registry()  # as the first registration does
+        assert await first.runtime.cluster.take_if_free(DEAL_SERIALS)
         assert (await supervisor.submit(DEAL_SERIALS, system_submission(claim)))["ok"]
     finally:
         await first.stop()
