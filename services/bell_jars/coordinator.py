@@ -96,8 +96,11 @@ class Steps:
         state = supervisor.deal_state(deal) or DealState(deal=deal)
         if isinstance(command, RegisterDeal):
             return await self._claim(state, command)
-        if isinstance(command, PutDealInPlay) and command.commingle:
-            return await self._commingle(state, command)
+        if isinstance(command, PutDealInPlay):
+            command = dataclasses.replace(command, column_forms=self._column_forms(command))
+            if command.commingle:
+                return await self._commingle(state, command)
+            return command
         if isinstance(command, RemoveDeal):
             members = tuple(supervisor.deal_state(d) for d in state.deals[1:])
             return dataclasses.replace(command, members=members)
@@ -105,6 +108,24 @@ class Steps:
             await self.finish_combination(state.lead)
             return dataclasses.replace(command, lead=supervisor.deal_state(state.lead))
         return command
+
+    def _column_forms(self, command: PutDealInPlay) -> tuple[str, ...]:
+        """The form numbers of the deals in play, not closed, from the vending machine
+        column the command names."""
+        if command.container != "vending_machine":
+            return ()
+        forms = set()
+        for deal_id in self.supervisor.deals:
+            other = self.supervisor.deal_state(deal_id)
+            if (
+                other is not None
+                and other.in_play
+                and not other.closed
+                and other.container == "vending_machine"
+                and other.column == command.column
+            ):
+                forms.add(other.form_number)
+        return tuple(sorted(forms))
 
     async def _claim(self, state: DealState, command: RegisterDeal) -> Any:
         """Claim the serial only for a registration the rules would otherwise take (a

@@ -311,6 +311,13 @@ def check_put_in_play(state: DealState, command: PutDealInPlay) -> None:
         raise RuleError("bad_request", f"column is at most {MAX_TEXT} characters")
     if len(set(command.commingle)) != len(command.commingle):
         raise RuleError("bad_request", "commingle names each deal once")
+    other = sorted({f for f in command.column_forms if f != state.form_number})
+    if command.container == "vending_machine" and other:
+        raise RuleError(
+            "column_in_use",
+            f"column {command.column!r} dispenses form number {other[0]!r}; deals of "
+            "different form numbers never share a stacking column (4620.19(c)(16))",
+        )
 
 
 def _put_in_play(state: DealState, command: PutDealInPlay) -> list[Event]:

@@ -143,6 +143,9 @@ class PutDealInPlay:
     members: tuple[DealState | None, ...] = ()
     """Their states as the server read them after marking each (None: no such deal), in
     the order of ``commingle``."""
+    column_forms: tuple[str, ...] = ()
+    """The form numbers of the other deals in play from the same vending machine column,
+    as the server read them (4620.19(c)(16))."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

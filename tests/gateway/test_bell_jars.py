@@ -242,6 +242,16 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
     assert code(await mic.cmd("remove_deal", deal="d-3")) == "deal_closed"
     assert code(await mic.cmd("put_deal_in_play", deal="d-3", container="jar")) == "deal_closed"
     assert await snapshot(server) == before
+    # column_in_use: d-2 (form F-2) may not join a column that dispenses F-1.
+    ok(await register(mic, "d-4", serial="S-400"))
+    ok(await mic.cmd("put_deal_in_play", deal="d-4", container="vending_machine", column="m1/3"))
+    before = await snapshot(server)
+    refusal = await mic.cmd(
+        "put_deal_in_play", deal="d-2", container="vending_machine", column="m1/3"
+    )
+    assert code(refusal) == "column_in_use"
+    assert await snapshot(server) == before
+    ok(await mic.cmd("put_deal_in_play", deal="d-2", container="vending_machine", column="m1/4"))
 
 
 async def test_deal_commands_run_outside_the_occasion_window_bjar_7(

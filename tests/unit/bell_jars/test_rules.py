@@ -418,3 +418,12 @@ def test_a_random_sequence_keeps_the_bank_and_the_flare_seeded() -> None:
             )
             assert state.sold <= state.ticket_count
             assert state.closed == (state.sold == state.ticket_count)
+
+
+def test_different_form_numbers_never_share_a_machine_column_c_16() -> None:
+    machine = PutDealInPlay(container="vending_machine", column="m1/3", now_ms=NOW)
+    fresh = registered()
+    assert refused(fresh, replace(machine, column_forms=("F-2",))) == "column_in_use"
+    assert apply(fresh, replace(machine, column_forms=("F-1",))).column == "m1/3"
+    jar = PutDealInPlay(container="jar", column="", now_ms=NOW, column_forms=("F-2",))
+    assert apply(fresh, jar).in_play
