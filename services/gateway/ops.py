@@ -994,13 +994,6 @@ def _aggregate_of(
     ``unknown_raffle``, ``unknown_deal``, or ``bad_request`` for a new raffle's or deal's
     id)."""
     target = spec.aggregate.target
-    if target == "deal":
-        if spec.creates:
-            if not ID_PATTERN.match(name):
-                raise ProtocolError("bad_request", f"deal ids must match {ID_PATTERN.pattern}")
-        elif name not in deals:
-            raise ProtocolError("unknown_deal", f"no deal {name!r}")
-        return None, None
     if target == "table":
         if name not in tables:
             raise ProtocolError("unknown_table", f"no table {name!r} tonight")
@@ -1012,6 +1005,13 @@ def _aggregate_of(
         elif name not in raffles:
             raise ProtocolError("unknown_raffle", f"no raffle {name!r}")
         return None, name
+    if target == "deal":
+        if spec.creates:
+            if not ID_PATTERN.match(name):
+                raise ProtocolError("bad_request", f"deal ids must match {ID_PATTERN.pattern}")
+        elif name not in deals:
+            raise ProtocolError("unknown_deal", f"no deal {name!r}")
+        return None, None
     return None, None
 
 
