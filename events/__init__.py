@@ -1,6 +1,6 @@
 """The event vocabulary. Importing this package registers every event type."""
 
-from events import black_jack, cage, dice, license, merchandise, raffles, tables
+from events import bell_jars, black_jack, cage, dice, license, merchandise, raffles, tables
 from events.base import Event, event, from_data, registered, to_data, upcaster
 from events.envelope import GENESIS_HASH, Envelope, seal
 
@@ -8,6 +8,7 @@ __all__ = [
     "GENESIS_HASH",
     "Envelope",
     "Event",
+    "bell_jars",
     "black_jack",
     "cage",
     "dice",

@@ -2,7 +2,8 @@
 
 Games, tables, raffles, the cage and the license import this module; it imports nothing
 of the project. A stream is named after its aggregate: ``table:<id>``, ``raffle:<id>``,
-and the two singletons ``cage`` and ``license`` (docs/ARCHITECTURE.md "Streams").
+``deal:<id>`` (a bell jar deal), and the two singletons ``cage`` and ``license``
+(docs/ARCHITECTURE.md "Streams").
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from typing import Final
 
 TABLE_PREFIX: Final = "table:"
 RAFFLE_PREFIX: Final = "raffle:"
+DEAL_PREFIX: Final = "deal:"
 CAGE: Final = "cage"
 """The cage's stream: chips sold and cashed out."""
 LICENSE: Final = "license"
 """The license stream: the organization's license and its occasions."""
+DEAL_SERIALS: Final = "deal-serials"
+"""The registry of the serial numbers of every bell jar deal of the organization (one
+claim per serial, so no serial is registered twice)."""
 
 
 class RuleError(Exception):
@@ -44,6 +49,11 @@ def raffle_stream(raffle_id: str) -> str:
     return f"{RAFFLE_PREFIX}{raffle_id}"
 
 
+def deal_stream(deal_id: str) -> str:
+    """The stream of bell jar deal ``deal_id``."""
+    return f"{DEAL_PREFIX}{deal_id}"
+
+
 def table_of(stream: str) -> str | None:
     """The table id of a table's stream, None for any other stream."""
     return stream[len(TABLE_PREFIX) :] if stream.startswith(TABLE_PREFIX) else None
@@ -52,3 +62,8 @@ def table_of(stream: str) -> str | None:
 def raffle_of(stream: str) -> str | None:
     """The raffle id of a raffle's stream, None for any other stream."""
     return stream[len(RAFFLE_PREFIX) :] if stream.startswith(RAFFLE_PREFIX) else None
+
+
+def deal_of(stream: str) -> str | None:
+    """The deal id of a bell jar deal's stream, None for any other stream."""
+    return stream[len(DEAL_PREFIX) :] if stream.startswith(DEAL_PREFIX) else None

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from services.aggregates import RuleError
+from services.bell_jars.limits import DEFAULT_LIMITS, DEFAULT_TIMEZONE, DealLimits
 from services.games.registry import GAMES
 from services.license import (
     RULES_NOT_AVAILABLE,
@@ -81,14 +83,23 @@ class Night:
     tables: tuple[TableSpec, ...] = ()
     players: tuple[str, ...] = field(default=())
     raffles: tuple[RaffleSpec, ...] = ()
+    timezone: str = DEFAULT_TIMEZONE
+    """The organization's IANA timezone (``[organization] timezone``): its calendar quarters
+    (the bell jar GC-7Q) and its dates (a redeemed ticket's retention)."""
+    deal_limits: DealLimits = DEFAULT_LIMITS
+    """The bell jar limits in force (``[bell_jars]``; each only lowers its statutory figure,
+    ``services.bell_jars.limits``)."""
 
     def table(self, table_id: str) -> TableSpec | None:
         return next((t for t in self.tables if t.id == table_id), None)
 
 
 ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
-    "": frozenset({"organization", "license", "occasion", "cage", "tables", "players", "raffles"}),
-    "organization": frozenset({"id", "name"}),
+    "": frozenset(
+        {"organization", "license", "occasion", "cage", "tables", "players", "raffles", "bell_jars"}
+    ),
+    "organization": frozenset({"id", "name", "timezone"}),
+    "bell_jars": frozenset({"max_ticket_price", "max_single_prize", "max_deal_prizes"}),
     "license": frozenset({"number", "games", "period_start", "period_end", "tie_option"}),
     "occasion": frozenset({"id", "name", "starts_at", "hours"}),
     "cage": frozenset({"max_transaction"}),
@@ -289,6 +300,8 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         if problem is not None:  # each listed player gets a token, whose sub it is
             raise NightError(f"players[{i}]: player id {player!r} {problem}")
     return Night(
+        timezone=_timezone(org),
+        deal_limits=_deal_limits(_section(doc, "bell_jars")),
         organization=_id(org, "id", "organization"),
         organization_name=_str(org, "name", "organization"),
         license_number=_str(lic, "number", "license"),
@@ -305,6 +318,29 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         players=tuple(players),
         raffles=raffles,
     )
+
+
+def _timezone(org: Mapping[str, Any]) -> str:
+    """``[organization] timezone``: an IANA name the server knows (default New York)."""
+    name = org.get("timezone", DEFAULT_TIMEZONE)
+    try:
+        if not isinstance(name, str) or not name or name.startswith(("/", ".")):
+            raise ValueError
+        ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        raise NightError(
+            f"organization.timezone {name!r} must be an IANA timezone such as America/New_York"
+        ) from None
+    return name
+
+
+def _deal_limits(section: Mapping[str, Any]) -> DealLimits:
+    """``[bell_jars]``: the limits in force, each at most its statutory figure."""
+    limits = DealLimits(**section)
+    problem = limits.problem()
+    if problem is not None:
+        raise NightError(problem)
+    return limits
 
 
 def load_night(path: Path) -> Night:

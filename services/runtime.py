@@ -20,7 +20,8 @@ from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import Reply, error_reply
-from services.aggregates import raffle_stream, table_stream
+from services.aggregates import deal_stream, raffle_stream, table_stream
+from services.bell_jars.views import flare_view, staff_view
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
 from services.cluster.forward import Message, inbox_mac_key
@@ -57,9 +58,13 @@ RAFFLE_CLOCK_SECONDS = 3600.0
 (the 170-day announcement of 4620.24(b)(12)); a day's granularity needs no finer."""
 
 ViewListener = Callable[[dict[str, Any] | None], None]
-VIEWS = ("control_sheet", "raffle")
-"""Projection views a client may watch (``subscribe`` with ``view``): a merchandise
-wheel's control sheet, keyed by table id; a raffle, keyed by raffle id."""
+VIEWS = ("control_sheet", "raffle", "flare", "deal")
+"""Views a client may watch (``subscribe`` with ``view``): a merchandise wheel's control
+sheet, keyed by table id; a raffle, keyed by raffle id; a bell jar deal's flare (every
+reader) or its staff view (``deal``), keyed by deal id, from the deal's actor."""
+ACTOR_VIEWS = frozenset({"flare", "deal"})
+"""The views read from an actor's state rather than a projection: pushed when the actor
+publishes its events."""
 
 
 @dataclass(kw_only=True)
@@ -79,6 +84,9 @@ class Runtime:
     bankrolls: Bankrolls = field(default_factory=Bankrolls)
     control_sheets: ControlSheets = field(default_factory=ControlSheets)
     view_listeners: dict[tuple[str, str], set[ViewListener]] = field(default_factory=dict)
+    _actor_view_feeds: dict[tuple[str, str], Callable[[Envelope], None]] = field(
+        default_factory=dict
+    )
     raffles: Raffles = field(default_factory=Raffles)
     vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
@@ -285,7 +293,7 @@ class Runtime:
             broker.publish_log(decoded)
         if self.view_listeners:
             for (kind, key), listeners in list(self.view_listeners.items()):
-                if view_stream(kind, key) in touched:
+                if kind not in ACTOR_VIEWS and view_stream(kind, key) in touched:
                     data = self.view(kind, key)
                     for listener in tuple(listeners):
                         listener(data)
@@ -309,10 +317,28 @@ class Runtime:
             return self.control_sheets.sheet(key)
         if kind == "raffle":
             return self.raffles.view(key)
+        if kind in ("flare", "deal"):
+            state = self.supervisor.deal_state(key)
+            if state is None or not state.registered:
+                return None
+            if kind == "flare":
+                return flare_view(state)
+            return staff_view(state, self.supervisor.deal_state)
         raise KeyError(kind)
 
     def watch(self, kind: str, key: str, listener: ViewListener) -> None:
+        first = (kind, key) not in self.view_listeners
         self.view_listeners.setdefault((kind, key), set()).add(listener)
+        if first and kind in ACTOR_VIEWS:
+            # A deal's views come from its actor's state, which moves when the actor
+            # publishes its events (the log's tail may see them before): push from there.
+            def changed(_env: Envelope) -> None:
+                data = self.view(kind, key)
+                for each in tuple(self.view_listeners.get((kind, key), ())):
+                    each(data)
+
+            self._actor_view_feeds[(kind, key)] = changed
+            self.broker.add(view_stream(kind, key), changed)
 
     def unwatch(self, kind: str, key: str, listener: ViewListener) -> None:
         listeners = self.view_listeners.get((kind, key))
@@ -320,6 +346,9 @@ class Runtime:
             listeners.discard(listener)
             if not listeners:
                 del self.view_listeners[(kind, key)]
+                feed = self._actor_view_feeds.pop((kind, key), None)
+                if feed is not None:
+                    self.broker.remove(view_stream(kind, key), feed)
 
     # The signed checkpoints outside Redis (services/store/anchor.py).
 
@@ -395,4 +424,6 @@ def view_stream(kind: str, key: str) -> str:
         return table_stream(key)
     if kind == "raffle":
         return raffle_stream(key)
+    if kind in ("flare", "deal"):
+        return deal_stream(key)
     return key

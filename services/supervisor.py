@@ -1,10 +1,12 @@
-"""The supervisor: holds every actor of the organization (license, cage, tables, raffles)
-and runs the tasks of those whose stream this process owns (``services.cluster``).
+"""The supervisor: holds every actor of the organization (license, cage, tables, raffles,
+bell jar deals and their serial registry) and runs the tasks of those whose stream this
+process owns (``services.cluster``).
 
 Shutdown cancels and awaits them. Commands reach an actor only through :meth:`submit`.
 Raffles outlive a night: besides the raffles the night file declares, every raffle stream
 in the store (one a member in charge set up with ``setup_raffle`` on an earlier night) gets
-its actor at start; a new one gets its actor when it is set up.
+its actor at start; a new one gets its actor when it is set up. Bell jar deals likewise:
+every ``deal:<id>`` in the store, and a new one at its ``register_deal``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,18 @@ import structlog
 
 from events.license import LicenseRecorded
 from services.actor import MOVED, Actor, Reply, Submission, error_reply
-from services.aggregates import CAGE, LICENSE, raffle_of, raffle_stream, table_stream
+from services.aggregates import (
+    CAGE,
+    DEAL_SERIALS,
+    LICENSE,
+    deal_of,
+    deal_stream,
+    raffle_of,
+    raffle_stream,
+    table_stream,
+)
+from services.bell_jars.actor import DealRules, SerialRegistryRules
+from services.bell_jars.state import DealState
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.chance import ServerChance
@@ -79,6 +92,8 @@ class Supervisor:
         supervisor itself draws nothing)."""
         self.raffles: set[str] = set()
         """Every raffle with an actor: declared tonight, found in the store, or set up."""
+        self.deals: set[str] = set()
+        """Every bell jar deal with an actor: found in the store or being registered."""
         self.started = False
         self.on_drop: Callable[[str], None] | None = None
         """Told the stream of a raffle actor dropped after a refused setup."""
@@ -97,6 +112,9 @@ class Supervisor:
             raffle = raffle_of(stream)
             if raffle is not None:
                 self.raffles.add(raffle)
+            deal_id = deal_of(stream)
+            if deal_id is not None:
+                self.deals.add(deal_id)
             return actor
 
         self._make = make
@@ -116,13 +134,67 @@ class Supervisor:
         return list(self.actors)
 
     def follow(self, stream: str) -> bool:
-        """Give a raffle stream seen in the store (set up by another process) its actor;
-        whether it was new. Other streams are the night file's."""
-        raffle = raffle_of(stream)
-        if raffle is None or stream in self.actors:
+        """Give a raffle or deal stream seen in the store (set up by another process) its
+        actor; whether it was new. Other streams are the night file's."""
+        if stream in self.actors:
             return False
-        self._make(stream, RaffleRules(self.chance, self.store.org))
+        if raffle_of(stream) is not None:
+            self._make(stream, RaffleRules(self.chance, self.store.org))
+            return True
+        if deal_of(stream) is not None:
+            self._make(stream, self._deal_rules())
+            return True
+        if stream == DEAL_SERIALS:
+            self._make(stream, SerialRegistryRules())
+            return True
+        return False
+
+    def ensure_serial_registry(self) -> None:
+        """Give the serial registry its actor when the first deal is registered (a night
+        without bell jars has no such stream)."""
+        self.follow(DEAL_SERIALS)
+
+    def _deal_rules(self) -> DealRules:
+        return DealRules(self.night.deal_limits, self.night.timezone)
+
+    def ensure_deal(self, deal_id: str) -> None:
+        """Give a deal being registered by command its actor (it folds its stream first)."""
+        stream = deal_stream(deal_id)
+        if stream in self.actors:
+            return
+        self._make(stream, self._deal_rules())
+        self._by_command.add(stream)
+
+    def drop_unregistered_deal(self, deal_id: str) -> bool:
+        """Forget the actor of a deal whose registration was refused (never registered,
+        nothing queued, idle), so a refused ``register_deal`` leaves nothing behind."""
+        stream = deal_stream(deal_id)
+        actor = self.actors.get(stream)
+        task = self.running.get(stream)
+        state = None if actor is None else actor.state
+        if (
+            actor is None
+            or stream not in self._by_command
+            or not isinstance(state, DealState)
+            or state.registered
+            or (task is not None and (not actor.idle or not actor.mailbox.empty()))
+        ):
+            return False
+        if task is not None:
+            task.cancel()
+            del self.running[stream]
+        del self.actors[stream]
+        self._by_command.discard(stream)
+        self.deals.discard(deal_id)
+        if self.on_drop is not None:
+            self.on_drop(stream)
         return True
+
+    def deal_state(self, deal_id: str) -> DealState | None:
+        """A deal's state as this process's actor holds it (None: no such deal)."""
+        actor = self.actors.get(deal_stream(deal_id))
+        state = None if actor is None else actor.state
+        return state if isinstance(state, DealState) else None
 
     def ensure_raffle(self, raffle_id: str) -> None:
         """Give a raffle being set up by command its actor (it folds its stream first)."""

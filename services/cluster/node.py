@@ -174,6 +174,23 @@ class ClusterNode:
     def owns(self, stream: str) -> bool:
         return stream in self.active
 
+    async def take_if_free(self, stream: str) -> bool:
+        """Run ``stream`` here if no live process holds it (a stream a command taken here
+        needs a step on: a bell jar combination's other deal, the serial registry);
+        whether it runs here now. The placement may hand it over at a later tick."""
+        if stream in self.active:
+            return True
+        pending = self._activating.get(stream)
+        if pending is None:
+            holder = await self.leases.holder(stream)
+            self.owners[stream] = holder
+            if self._takeable(holder):
+                return await self._take(stream)
+            pending = self._activating.get(stream)  # taken here meanwhile, maybe
+        if pending is not None:
+            return await asyncio.shield(pending)
+        return stream in self.active
+
     def _want(self, stream: str) -> str | None:
         """The live node that should run ``stream`` (:func:`placement.assign` over the live
         nodes, every stream known and their holders as last read), recomputed when any of

@@ -19,6 +19,9 @@ from services.gateway.read_api import (
     get_bankrolls,
     get_control_sheet,
     get_control_sheets,
+    get_deal,
+    get_deal_flare,
+    get_deals,
     get_player_bankroll,
     get_raffle,
     get_raffles,
@@ -82,6 +85,10 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/bankrolls/tables/{id}", authenticated(get_table_bankroll))
     app.router.add_get("/api/raffles", authenticated(get_raffles))
     app.router.add_get("/api/raffles/{id}", authenticated(get_raffle))
+    # Bell jar deals: the flare for everyone, the ledger for staff (docs/PROTOCOL.md).
+    app.router.add_get("/api/deals", authenticated(get_deals))
+    app.router.add_get("/api/deals/{id}", authenticated(get_deal))
+    app.router.add_get("/api/deals/{id}/flare", authenticated(get_deal_flare))
     app.router.add_get("/api/streams/{stream}/events", authenticated(get_stream_events))
     app.router.add_get("/api/control-sheets", authenticated(get_control_sheets))
     app.router.add_get("/api/control-sheets/{id}", authenticated(get_control_sheet))

@@ -19,7 +19,7 @@ from typing import Any
 
 import jwt
 
-from services.aggregates import CAGE, raffle_of, table_of
+from services.aggregates import CAGE, DEAL_SERIALS, deal_of, raffle_of, table_of
 from services.derived_keys import derive_key
 from services.text import name_problem
 
@@ -236,12 +236,21 @@ RAFFLE_READERS = frozenset({"auditor", "ops", "member_in_charge", "seller", "pla
 its events carry no personal data."""
 
 
+DEAL_READERS = frozenset({"auditor", "ops", "member_in_charge", "seller"})
+"""Who may read a bell jar deal's stream and its staff view: its events hold the sales and
+the tickets redeemed, which a player must not learn (4620.19(c)(2)); players see the
+flare only."""
+
+
 def may_read(p: Principal, stream: str) -> bool:
     """Auditors and ops read everything; dealers their tables; cashiers the cage; players
     and members in charge any table (the layout is public at the table) but not the cage
-    or the log; raffles are read by :data:`RAFFLE_READERS`."""
+    or the log; raffles are read by :data:`RAFFLE_READERS`; bell jar deals and their
+    serial registry by :data:`DEAL_READERS` only."""
     if p.role in READ_ALL:
         return True
+    if deal_of(stream) is not None or stream == DEAL_SERIALS:
+        return p.role in DEAL_READERS
     table = table_of(stream)
     if table is not None:
         if p.role == "dealer":

@@ -10,7 +10,9 @@ one pass and queued the same way; any other frame is left to :func:`submit_comma
 Raffle commands that need the store first (an online purchaser; a reveal on a Queen of
 Hearts board dealt before the board moved into its event) are prepared before they are
 queued. The gateway draws nothing: a raffle's
-actor deals its board and draws its winners.
+actor deals its board and draws its winners. A bell jar deal's command takes its steps on
+other streams (a combination's other deals, the serial registry) around its own
+(:mod:`services.bell_jars.coordinator`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import structlog
 
 from services.actor import STORE_ERRORS, Reply, error_reply
 from services.aggregates import RuleError
+from services.bell_jars import coordinator as deal_steps
+from services.bell_jars.state import RegisterDeal
 from services.cluster.forward import Message, Routed
 from services.gateway.auth import Principal
 from services.gateway.ops import (
@@ -103,6 +107,7 @@ def submit_command(
             now_ms=now_ms,
             organization=runtime.night.organization_name,
             occasion=runtime.night.occasion,
+            deals=runtime.supervisor.deals,
         )
         night = runtime.night
         if spec.aggregate.occasion_bound and not occasion_open(
@@ -137,6 +142,7 @@ def submit_frame(runtime: Runtime, who: Principal, text: str, then: Then) -> str
         now_ms=now_ms,
         organization=night.organization_name,
         occasion=night.occasion,
+        deals=runtime.supervisor.deals,
     )
     if parsed is None:
         return None
@@ -166,9 +172,14 @@ def _queue(
     state = runtime.supervisor.table_state(parsed.table) if parsed.table else None
     if isinstance(command, SetupRaffle) and parsed.raffle is not None:
         runtime.supervisor.ensure_raffle(parsed.raffle)
+    if isinstance(command, RegisterDeal) and parsed.deal_id is not None:
+        runtime.supervisor.ensure_deal(parsed.deal_id)
     future: asyncio.Future[Reply] | None = runtime.route(parsed.stream, who, msg, hops)
     if future is not None:
         pass  # another process runs the stream: it answers
+    elif parsed.deal_id is not None:
+        future = asyncio.get_running_loop().create_future()
+        _in_background(_deal_command(runtime, who, parsed, future, msg, hops))
     elif spec.prepared and _needs_lookup(runtime, parsed):
         future = asyncio.get_running_loop().create_future()
         _in_background(_prepare_raffle(runtime, who, parsed, future, msg, hops))
@@ -187,6 +198,8 @@ def _queue(
         if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
             # a refused setup leaves no actor behind (once it is back to waiting)
             _in_background(runtime.supervisor.forget_unopened_raffle(parsed.raffle))
+        if not reply["ok"] and isinstance(command, RegisterDeal) and parsed.deal_id is not None:
+            _in_background(deal_steps.forget_unregistered(runtime.supervisor, parsed.deal_id))
         if not reply["ok"]:
             log.info(
                 "command_refused",
@@ -195,6 +208,7 @@ def _queue(
                 op=parsed.op,
                 table=parsed.table,
                 raffle=parsed.raffle,
+                deal=parsed.deal_id,
                 round=state.round if isinstance(state, TableState) else None,
                 sub=who.sub,
             )
@@ -227,6 +241,31 @@ def _submit(
             hops=hops,
         ),
     )
+
+
+async def _deal_command(
+    runtime: Runtime,
+    who: Principal,
+    parsed: ParsedCommand,
+    future: asyncio.Future[Reply],
+    msg: Message,
+    hops: int,
+) -> None:
+    """A deal's command with its steps on other streams
+    (:mod:`services.bell_jars.coordinator`)."""
+    assert parsed.deal_id is not None
+
+    def submit(command: Any) -> asyncio.Future[Reply]:
+        return _submit(runtime, who, parsed, command, msg, hops)
+
+    try:
+        steps = deal_steps.Steps(runtime.supervisor, take=runtime.cluster.take_if_free)
+        reply = await steps.run(parsed.deal_id, parsed.command, submit)
+    except Exception as e:
+        log.error("deal_command_failed", op=parsed.op, error=type(e).__name__)
+        reply = error_reply("internal", "internal error; retry the same command id")
+    if not future.done():
+        future.set_result(reply)
 
 
 # The raffle preparation: what only the server may look up before a raffle's actor sees

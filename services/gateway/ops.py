@@ -34,7 +34,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast
 
 import msgspec
 
-from services.aggregates import CAGE, RuleError, raffle_stream, table_stream
+from events.bell_jars import FlarePrize
+from services.aggregates import CAGE, RuleError, deal_stream, raffle_stream, table_stream
+from services.bell_jars.limits import MAX_FLARE_LINES, MAX_TICKETS_PER_DEAL
+from services.bell_jars.state import (
+    CONTAINERS,
+    KINDS,
+    PutDealInPlay,
+    RecordSale,
+    RedeemTicket,
+    RegisterDeal,
+    RemoveDeal,
+)
 from services.cage.rules import BuyChips, CashOut
 from services.games import bang
 from services.games import black_jack as bj
@@ -112,6 +123,9 @@ class Aggregate:
 TABLE = Aggregate("table", "table", table_stream, occasion_bound=True)
 CAGE_AGGREGATE = Aggregate("cage", None, lambda _name: CAGE, occasion_bound=True)
 RAFFLE = Aggregate("raffle", "raffle", raffle_stream, occasion_bound=False)
+DEAL = Aggregate("deal", "deal", deal_stream, occasion_bound=False)
+"""A bell jar deal's stream: its sales run through the license period, not the occasion
+(reading BJAR-7)."""
 VAULT = Aggregate("purchaser vault", None, None, occasion_bound=False, off_stream=True)
 TOKENS = Aggregate("tokens", None, None, occasion_bound=False, off_stream=True)
 
@@ -456,8 +470,98 @@ def _draw_outcome(a: Args, ctx: OpContext) -> DrawOutcome:
     return DrawOutcome()
 
 
+def _prizes(msg: Mapping[str, Any], name: str) -> tuple[FlarePrize, ...]:
+    """The flare's prize table: a list of ``{value, count, kind}`` lines, a merchandise
+    line with its ``description`` and ``value_basis`` (``bad_request`` when malformed; the
+    rules check the figures)."""
+    raw = field(msg, name, list)
+    if not 0 < len(raw) <= MAX_FLARE_LINES:
+        raise ProtocolError("bad_request", f"{name} lists 1 to {MAX_FLARE_LINES} prize lines")
+    lines = []
+    for i, line in enumerate(raw):
+        if not isinstance(line, dict) or not set(line) <= {
+            "value",
+            "count",
+            "kind",
+            "description",
+            "value_basis",
+        }:
+            raise ProtocolError(
+                "bad_request",
+                f"{name}[{i}] is {{value, count, kind, description, value_basis}}",
+            )
+        value = int_field(line, "value", 1, MAX_SAFE_AMOUNT_CENTS)
+        count = int_field(line, "count", 1, MAX_TICKETS_PER_DEAL)
+        kind = line.get("kind", "cash")
+        if kind not in ("cash", "merchandise"):
+            raise ProtocolError("bad_request", f"{name}[{i}].kind must be 'cash' or 'merchandise'")
+        if kind == "cash":
+            if "description" in line or line.get("value_basis", "cash") != "cash":
+                raise ProtocolError(
+                    "bad_request", f"{name}[{i}]: a cash prize has no description or basis"
+                )
+            lines.append(FlarePrize(value, count, "cash", "", "cash"))
+            continue
+        description = field(line, "description", str)
+        basis = line.get("value_basis")
+        if basis not in ("cost", "fair_market_value"):
+            raise ProtocolError(
+                "bad_request",
+                f"{name}[{i}].value_basis must be 'cost' or 'fair_market_value'",
+            )
+        lines.append(FlarePrize(value, count, "merchandise", description, basis))
+    return tuple(lines)
+
+
+def _deal_ids(msg: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    raw = field(msg, name, list)
+    if len(raw) > MAX_COMMINGLED or not all(
+        isinstance(d, str) and ID_PATTERN.match(d) for d in raw
+    ):
+        raise ProtocolError("bad_request", f"{name} lists at most {MAX_COMMINGLED} deal ids")
+    return tuple(raw)
+
+
+MAX_COMMINGLED = 20
+"""Other deals one ``put_deal_in_play`` may commingle: an input bound, not a rule."""
+
+
+def _register_deal(a: Args, ctx: OpContext) -> RegisterDeal:
+    return RegisterDeal(
+        kind=a["kind"],
+        supplier=a["supplier"],
+        supplier_license=a["supplier_license"],
+        invoice_number=a["invoice_number"],
+        invoice_date=a["invoice_date"],
+        serial_number=a["serial_number"],
+        ticket_serial=a["ticket_serial"],
+        flare_serial=a["flare_serial"],
+        invoice_serial=a["invoice_serial"],
+        form_number=a["form_number"],
+        ticket_count=a["ticket_count"],
+        ticket_price=a["ticket_price"],
+        cost=a["cost"],
+        prizes=a["prizes"],
+        now_ms=ctx.now_ms,
+    )
+
+
 PLAYER_FIELD = text("player", before_auth=True)
 CASHIERS = Roles(frozenset({"cashier"}), "{op} is for cashiers", "cashier")
+DEAL_SELLERS = Roles(
+    frozenset({"seller", "member_in_charge"}),
+    "{op} is for sellers and the member in charge",
+    "seller, member in charge",
+)
+"""Who records a deal's sales and redemptions (the member in charge may too)."""
+
+
+def _optional_text(msg: Mapping[str, Any], name: str) -> str:
+    """An id-like text, or ``""``."""
+    value = msg[name]
+    return "" if value == "" else text_field(msg, name)
+
+
 """Who may sell chips and cash them out."""
 
 OP_LIST: tuple[Op, ...] = (
@@ -679,6 +783,70 @@ OP_LIST: tuple[Op, ...] = (
         fields=(integer("key", 1, 2**31), typed("opened", bool)),
         build=lambda a, c: TryKey(now_ms=c.now_ms, key=a["key"], opened=a["opened"]),
     ),
+    # A bell jar deal's stream (docs/PROTOCOL.md "Bell jar deals").
+    Op(
+        name="register_deal",
+        aggregate=DEAL,
+        access=MEMBER_IN_CHARGE,
+        creates=True,
+        fields=(
+            choice("kind", KINDS),
+            text("supplier"),
+            text("supplier_license"),
+            text("invoice_number"),
+            text("invoice_date"),
+            text("serial_number"),
+            text("ticket_serial"),
+            text("flare_serial"),
+            text("invoice_serial"),
+            text("form_number"),
+            integer("ticket_count", 1, MAX_TICKETS_PER_DEAL),
+            integer("ticket_price", 1, MAX_SAFE_AMOUNT_CENTS),
+            integer("cost", 0, MAX_SAFE_AMOUNT_CENTS),
+            Field("prizes", _prizes),
+        ),
+        build=_register_deal,
+    ),
+    Op(
+        name="put_deal_in_play",
+        aggregate=DEAL,
+        access=MEMBER_IN_CHARGE,
+        fields=(
+            choice("container", CONTAINERS),
+            Field("column", _optional_text, required=False, default=""),
+            Field("commingle", _deal_ids, required=False, default=()),
+        ),
+        build=lambda a, c: PutDealInPlay(
+            container=a["container"],
+            column=a["column"],
+            commingle=a["commingle"],
+            now_ms=c.now_ms,
+        ),
+    ),
+    Op(
+        name="record_sale",
+        aggregate=DEAL,
+        access=DEAL_SELLERS,
+        fields=(integer("count", 1, MAX_TICKETS_PER_DEAL), amount()),
+        build=lambda a, c: RecordSale(
+            count=a["count"], amount=a["amount"], seller=c.who.sub, now_ms=c.now_ms
+        ),
+    ),
+    Op(
+        name="redeem_ticket",
+        aggregate=DEAL,
+        access=DEAL_SELLERS,
+        fields=(integer("prize", 0, 2**31), text("ticket")),
+        build=lambda a, c: RedeemTicket(
+            prize=a["prize"], ticket=a["ticket"], redeemed_by=c.who.sub, now_ms=c.now_ms
+        ),
+    ),
+    Op(
+        name="remove_deal",
+        aggregate=DEAL,
+        access=MEMBER_IN_CHARGE,
+        build=lambda a, c: RemoveDeal(now_ms=c.now_ms),
+    ),
     # The purchaser vault (off-stream: personal data never enters the log; 4620.22(b)(7)).
     Op(
         name="register_purchaser",
@@ -731,6 +899,8 @@ class ParsedCommand:
     fingerprint: str
     table: str | None
     raffle: str | None = None
+    deal_id: str | None = None
+    """The bell jar deal the op names (its stream ``deal:<id>``)."""
     location: Mapping[str, Any] | None = None
     """An online sale's reported location, to be sealed under the purchaser's key by the
     gateway (personal data: never logged, never in an event in clear)."""
@@ -791,6 +961,7 @@ def parse_command(
     now_ms: int = 0,
     organization: str = "",
     occasion: str | None = None,
+    deals: frozenset[str] | set[str] = frozenset(),
 ) -> ParsedCommand:
     """Turn a request for a stream op into a command for its actor, or raise ProtocolError:
     the op (``bad_request``), the id, the aggregate it names (``unknown_table``,
@@ -802,7 +973,7 @@ def parse_command(
     command_id = text_field(msg, "id")
     target = spec.aggregate.target
     name = text_field(msg, target) if target else ""
-    table, raffle = _aggregate_of(spec, name, tables, raffles)
+    table, raffle = _aggregate_of(spec, name, tables, raffles, deals)
     args = read_fields(spec, msg, before_auth=True)
     denied = authorize(who, spec.name, table, args.get("player"))
     if denied:
@@ -813,10 +984,15 @@ def parse_command(
 
 
 def _aggregate_of(
-    spec: Op, name: str, tables: frozenset[str] | set[str], raffles: frozenset[str] | set[str]
+    spec: Op,
+    name: str,
+    tables: frozenset[str] | set[str],
+    raffles: frozenset[str] | set[str],
+    deals: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[str | None, str | None]:
     """The (table, raffle) the op's target field names, checked (``unknown_table``,
-    ``unknown_raffle``, or ``bad_request`` for a new raffle's id)."""
+    ``unknown_raffle``, ``unknown_deal``, or ``bad_request`` for a new raffle's or deal's
+    id)."""
     target = spec.aggregate.target
     if target == "table":
         if name not in tables:
@@ -829,6 +1005,13 @@ def _aggregate_of(
         elif name not in raffles:
             raise ProtocolError("unknown_raffle", f"no raffle {name!r}")
         return None, name
+    if target == "deal":
+        if spec.creates:
+            if not ID_PATTERN.match(name):
+                raise ProtocolError("bad_request", f"deal ids must match {ID_PATTERN.pattern}")
+        elif name not in deals:
+            raise ProtocolError("unknown_deal", f"no deal {name!r}")
+        return None, None
     return None, None
 
 
@@ -853,6 +1036,7 @@ def _parsed(
         fingerprint=fingerprint,
         table=table,
         raffle=raffle,
+        deal_id=name if spec.aggregate.target == "deal" else None,
         location=args.get(spec.location) if spec.location else None,
         spec=spec,
     )
@@ -932,6 +1116,7 @@ def parse_frame(
     now_ms: int = 0,
     organization: str = "",
     occasion: str | None = None,
+    deals: frozenset[str] | set[str] = frozenset(),
 ) -> ParsedCommand | None:
     """The command a well-formed request frame asks, decoded in one pass: exactly what
     ``parse_command(parse_json(text), ...)`` gives it, or None when the frame is not one
@@ -950,7 +1135,7 @@ def parse_frame(
     target = typed.target
     name = getattr(decoded, target) if target else ""
     try:
-        table, raffle = _aggregate_of(spec, name, tables, raffles)
+        table, raffle = _aggregate_of(spec, name, tables, raffles, deals)
     except ProtocolError:
         return None
     body: dict[str, Any] = {"op": spec.name}

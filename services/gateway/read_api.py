@@ -14,9 +14,16 @@ from aiohttp import web
 
 from events.codec import decode, to_json
 from services.actor import error_reply
-from services.aggregates import table_stream
+from services.aggregates import deal_stream, table_stream
+from services.bell_jars.views import flare_view, shown_to_players, staff_view
 from services.broker import LOG
-from services.gateway.auth import CONTROL_SHEET_READERS, Principal, may_read, may_read_sheet
+from services.gateway.auth import (
+    CONTROL_SHEET_READERS,
+    DEAL_READERS,
+    Principal,
+    may_read,
+    may_read_sheet,
+)
 from services.gateway.protocol import ProtocolError, since_log_id, since_seq
 from services.gateway.transport import RUNTIME, forbidden
 from services.tables.rules import TableState, round_view, table_game
@@ -138,6 +145,64 @@ async def get_raffle(request: web.Request, who: Principal) -> web.Response:
     if view is None:
         return web.json_response(error_reply("unknown_raffle", "no such raffle"), status=404)
     return web.json_response(view)
+
+
+async def _deal_states(request: web.Request) -> list[Any]:
+    """Every registered deal, each folded up to what its stream holds (another process
+    may run it), by id."""
+    supervisor = request.app[RUNTIME].supervisor
+    states = []
+    for deal_id in sorted(supervisor.deals):
+        await supervisor.refresh(deal_stream(deal_id))
+        state = supervisor.deal_state(deal_id)
+        if state is not None and state.registered:
+            states.append(state)
+    return states
+
+
+async def get_deals(request: web.Request, who: Principal) -> web.Response:
+    """Every deal: the staff view for :data:`DEAL_READERS`; for any other reader the
+    flares of the deals in play or closed, and nothing else (4620.19(c)(2))."""
+    supervisor = request.app[RUNTIME].supervisor
+    states = await _deal_states(request)
+    if who.role in DEAL_READERS:
+        return web.json_response({"deals": [staff_view(s, supervisor.deal_state) for s in states]})
+    flares = [flare_view(s) for s in states if shown_to_players(s, supervisor.deal_state)]
+    return web.json_response({"deals": flares})
+
+
+async def _one_deal(request: web.Request) -> Any:
+    supervisor = request.app[RUNTIME].supervisor
+    deal_id = request.match_info["id"]
+    if deal_id not in supervisor.deals:
+        return None
+    await supervisor.refresh(deal_stream(deal_id))
+    state = supervisor.deal_state(deal_id)
+    if state is not None and state.lead:
+        await supervisor.refresh(deal_stream(state.lead))
+    return state if state is not None and state.registered else None
+
+
+async def get_deal(request: web.Request, who: Principal) -> web.Response:
+    """One deal's staff view (bank, profit or loss, prizes left, the 75 % rule)."""
+    if who.role not in DEAL_READERS:
+        return forbidden("a deal's ledger is for sellers, members in charge, auditors and ops")
+    state = await _one_deal(request)
+    if state is None:
+        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
+    return web.json_response(staff_view(state, request.app[RUNTIME].supervisor.deal_state))
+
+
+async def get_deal_flare(request: web.Request, who: Principal) -> web.Response:
+    """One deal's flare with its prizes awarded (any reader; a player only once the deal
+    is in play)."""
+    state = await _one_deal(request)
+    supervisor = request.app[RUNTIME].supervisor
+    if state is None or (
+        who.role not in DEAL_READERS and not shown_to_players(state, supervisor.deal_state)
+    ):
+        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
+    return web.json_response(flare_view(state))
 
 
 async def get_stream_events(request: web.Request, who: Principal) -> web.Response:

@@ -24,9 +24,17 @@ from events.codec import decode, to_json
 from events.envelope import Envelope
 from services.actor import Reply, error_reply
 from services.aggregates import raffle_of, raffle_stream
+from services.bell_jars.views import shown_to_players
 from services.broker import LOG
 from services.cluster.tail import InOrder
-from services.gateway.auth import AuthError, Principal, may_read, may_read_sheet, verify
+from services.gateway.auth import (
+    DEAL_READERS,
+    AuthError,
+    Principal,
+    may_read,
+    may_read_sheet,
+    verify,
+)
 from services.gateway.commands import dispatch, submit_command, submit_frame
 from services.gateway.protocol import (
     STREAM_OPS,
@@ -623,6 +631,17 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
         if not may_read(client.who, raffle_stream(raffle)):
             raise ProtocolError("forbidden", f"{client.who.role} may not read raffles")
         return kind, raffle
+    if kind in ("flare", "deal"):
+        deal_id = text_field(msg, "deal")
+        state = client.runtime.supervisor.deal_state(deal_id)
+        if state is None or not state.registered:
+            raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
+        if kind == "deal" and client.who.role not in DEAL_READERS:
+            raise ProtocolError("forbidden", f"{client.who.role} may not read a deal's ledger")
+        hidden = not shown_to_players(state, client.runtime.supervisor.deal_state)
+        if kind == "flare" and client.who.role not in DEAL_READERS and hidden:
+            raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
+        return kind, deal_id
     table = text_field(msg, "table")
     if table not in client.runtime.control_sheets.sheets:
         raise ProtocolError("unknown_table", f"no merchandise wheel {table!r}")

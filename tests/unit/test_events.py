@@ -54,6 +54,7 @@ from events.tables import (
     TableOpened,
     WagerAdded,
 )
+from tests.unit.bell_jars.samples import DEAL_SAMPLES
 from tests.unit.raffles.samples import RAFFLE_SAMPLES
 
 # --- test-only event types (unique names; registered once, at import) ------------------
@@ -208,6 +209,7 @@ HAND_WRITTEN: list[Event] = [
     PlayerUnseated(seat=3, player="p-1"),
     DicePassed(round=2, from_seat=3, seat=5, player="p-2"),
     *RAFFLE_SAMPLES,
+    *DEAL_SAMPLES,
 ]
 
 

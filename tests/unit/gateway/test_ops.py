@@ -120,7 +120,7 @@ def test_forbidden_messages_are_kept(op: str, message: str) -> None:
 
 def request(op: str) -> dict[str, Any]:
     """A well-formed request for ``op`` (its fields as the gateway needs them)."""
-    base: dict[str, Any] = {"op": op, "id": "c-1", "table": "t1", "raffle": "r-1"}
+    base: dict[str, Any] = {"op": op, "id": "c-1", "table": "t1", "raffle": "r-1", "deal": "d-1"}
     extra: dict[str, dict[str, Any]] = {
         "place_bet": {"player": "p-1", "bet": {"kind": "red"}, "amount": 100},
         "cancel_bet": {"bet_id": "t1.1.2"},
@@ -146,7 +146,7 @@ def test_the_gateway_forbids_each_stream_op_to_undeclared_roles(op: str) -> None
         if role in allowed:
             continue
         with pytest.raises(ProtocolError) as e:
-            parse(request(op), who(role), {"t1"}, {"r-1"})
+            parse(request(op), who(role), {"t1"}, {"r-1"}, deals={"d-1"})
         assert e.value.code == "forbidden", (op, role)
 
 
