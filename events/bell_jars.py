@@ -27,7 +27,7 @@ class FlarePrize(NamedTuple):
     ``fair_market_value`` for a donated item; ``cash`` for a cash prize)."""
 
     value: int
-    count: int
+    count: int  # type: ignore[assignment]  # the flare line's count, not tuple.count
     kind: str
     description: str
     value_basis: str
