@@ -69,6 +69,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
+def night_timezone(night: object) -> str:
+    """The time zone of a night file's organization (``[organization] timezone``), or
+    :data:`DEFAULT_TIMEZONE` where the night has none."""
+    zone = getattr(night, "timezone", None)
+    return zone if isinstance(zone, str) and zone else DEFAULT_TIMEZONE
+
+
 def parse_quarter(text: str) -> tuple[int, int] | None:
     """``(year, n)`` of a quarter named ``YYYY-Qn`` (year 1970-9998, n 1-4), else None."""
     m = QUARTER_PATTERN.match(text)
