@@ -107,3 +107,46 @@ def fold(steps: list[Step], projection: BellJars | None = None) -> BellJars:
     for deal, ev in steps:
         p.apply(ev.NAME, deal_stream(deal), to_data(ev))
     return p
+
+
+def sold_out_deal() -> list[Step]:
+    """d-1: 400 tickets at $1, cost $60, every ticket sold in Q1 2026, 30 prizes paid."""
+    return [
+        registered("d-1"),
+        in_play("d-1", at(2026, 1, 7)),
+        sold("d-1", 150, at(2026, 1, 8)),
+        redeemed("d-1", 0, 5_000, at(2026, 1, 8)),
+        redeemed("d-1", 1, 1_000, at(2026, 1, 9)),
+        sold("d-1", 250, at(2026, 2, 1)),
+        *[redeemed("d-1", 2, 200, at(2026, 2, 1, 13, i)) for i in range(28)],
+        closed("d-1", "sold_out", 0, at(2026, 2, 1, 14)),
+    ]
+
+
+def combination() -> list[Step]:
+    """c-1 leads c-2 (identical, complete deals commingled, 4620.19(c)(15)): 800 tickets in
+    one receptacle, 700 sold; each deal's own prizes; removed with 100 unsold."""
+    return [
+        registered("c-1"),
+        registered("c-2"),
+        commingled("c-2", "c-1", at(2026, 5, 1)),
+        in_play("c-1", at(2026, 5, 1, 13), "c-2"),
+        sold("c-1", 700, at(2026, 5, 2)),
+        redeemed("c-1", 0, 5_000, at(2026, 5, 2)),
+        redeemed("c-2", 0, 5_000, at(2026, 5, 2)),
+        redeemed("c-2", 1, 1_000, at(2026, 5, 3)),
+        redeemed("c-2", 2, 200, at(2026, 5, 3)),
+        closed("c-1", "removed", 100, at(2026, 6, 30, 23, 30)),
+        closed("c-2", "removed", 0, at(2026, 6, 30, 23, 30)),
+    ]
+
+
+def everything() -> list[Step]:
+    removed = [
+        registered("d-2", price=50, invoice_date="2025-12-20"),
+        in_play("d-2", at(2026, 3, 1)),
+        sold("d-2", 300, at(2026, 3, 2), price=50),
+        redeemed("d-2", 0, 5_000, at(2026, 3, 2)),
+        closed("d-2", "removed", 100, at(2026, 4, 2)),
+    ]
+    return sold_out_deal() + removed + combination()

@@ -22,13 +22,15 @@ from tests.unit.projections.bell_jar_support import (
     at,
     cash,
     closed,
-    commingled,
+    combination,
+    everything,
     fold,
     in_play,
     item,
     redeemed,
     registered,
     sold,
+    sold_out_deal,
 )
 
 FIGURES = ("A1", "A2", "A3", "A4", "A5", "A6", "A7", "B8", "B9")
@@ -42,20 +44,6 @@ def view(p: BellJars, deal: str) -> dict[str, Any]:
     v = p.view(deal)
     assert v is not None
     return v
-
-
-def sold_out_deal() -> list[Step]:
-    """d-1: 400 tickets at $1, cost $60, every ticket sold in Q1 2026, 30 prizes paid."""
-    return [
-        registered("d-1"),
-        in_play("d-1", at(2026, 1, 7)),
-        sold("d-1", 150, at(2026, 1, 8)),
-        redeemed("d-1", 0, 5_000, at(2026, 1, 8)),
-        redeemed("d-1", 1, 1_000, at(2026, 1, 9)),
-        sold("d-1", 250, at(2026, 2, 1)),
-        *[redeemed("d-1", 2, 200, at(2026, 2, 1, 13, i)) for i in range(28)],
-        closed("d-1", "sold_out", 0, at(2026, 2, 1, 14)),
-    ]
 
 
 def test_a_registered_deal_shows_its_registration_and_an_empty_bank() -> None:
@@ -186,24 +174,6 @@ def test_a_removed_deal_reports_its_unsold_tickets_and_its_cost_where_it_was_bou
         "B9": 3_800,
     }
     assert q["schedule_1"][0]["tickets_unsold"] == 100
-
-
-def combination() -> list[Step]:
-    """c-1 leads c-2 (identical, complete deals commingled, 4620.19(c)(15)): 800 tickets in
-    one receptacle, 700 sold; each deal's own prizes; removed with 100 unsold."""
-    return [
-        registered("c-1"),
-        registered("c-2"),
-        commingled("c-2", "c-1", at(2026, 5, 1)),
-        in_play("c-1", at(2026, 5, 1, 13), "c-2"),
-        sold("c-1", 700, at(2026, 5, 2)),
-        redeemed("c-1", 0, 5_000, at(2026, 5, 2)),
-        redeemed("c-2", 0, 5_000, at(2026, 5, 2)),
-        redeemed("c-2", 1, 1_000, at(2026, 5, 3)),
-        redeemed("c-2", 2, 200, at(2026, 5, 3)),
-        closed("c-1", "removed", 100, at(2026, 6, 30, 23, 30)),
-        closed("c-2", "removed", 0, at(2026, 6, 30, 23, 30)),
-    ]
 
 
 def test_a_combination_keeps_one_bank_on_its_lead() -> None:
@@ -405,17 +375,6 @@ def test_other_streams_are_not_deals() -> None:
     p = BellJars()
     p.apply("TicketsSold", "table:roulette-1", {"count": 1, "amount": 1, "at": 1})
     assert p.snapshot() == BellJars().snapshot()
-
-
-def everything() -> list[Step]:
-    removed = [
-        registered("d-2", price=50, invoice_date="2025-12-20"),
-        in_play("d-2", at(2026, 3, 1)),
-        sold("d-2", 300, at(2026, 3, 2), price=50),
-        redeemed("d-2", 0, 5_000, at(2026, 3, 2)),
-        closed("d-2", "removed", 100, at(2026, 4, 2)),
-    ]
-    return sold_out_deal() + removed + combination()
 
 
 def test_resuming_from_a_checkpoint_gives_the_same_state_and_reports() -> None:
