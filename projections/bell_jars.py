@@ -33,7 +33,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from services.aggregates import DEAL_PREFIX
+from services.aggregates import DEAL_PREFIX, deal_stream
 
 BELL_JAR_EVENT_TYPES = frozenset(
     {
@@ -155,6 +155,7 @@ def _new(deal: str, data: dict[str, Any]) -> dict[str, Any]:
             for i, p in enumerate(data["prizes"])
         ],
         "lead": None,
+        "selling": False,
         "commingled_at": None,
         "deals": [],
         "receptacle": ticket_count,
@@ -204,6 +205,8 @@ class BellJars:
         self.timezone = timezone
         self.zone = ZoneInfo(timezone)
         self.deals: dict[str, dict[str, Any]] = {}
+        self._streams: dict[str, dict[str, Any]] = {}
+        """The same records by stream name (``deal:<id>``), for the fold's one lookup."""
         self.unknown: dict[str, Any] = {"anomalies": [], "anomalies_dropped": 0}
         """Anomalies of events on deals never registered."""
 
@@ -212,55 +215,70 @@ class BellJars:
     def apply(self, type_: str, stream: str, data: dict[str, Any], ts: int = 0) -> None:
         """Fold one event of a deal's stream (any other stream is skipped). Times are the
         events' own ``at``; ``ts`` is not needed."""
-        if not stream.startswith(DEAL_PREFIX):
-            return
-        deal = stream[len(DEAL_PREFIX) :]
-        d = self.deals.get(deal)
+        d = self._streams.get(stream)
         if d is None:
-            if type_ == "DealRegistered":
-                d = self.deals[deal] = _new(deal, data)
-                if d["invoice_quarter"] is None:
-                    _flag(
-                        d,
-                        "bad_invoice_date",
-                        deal,
-                        data["at"],
-                        f"invoice date {data['invoice_date']!r} is not YYYY-MM-DD: no quarter"
-                        " counts its cost",
-                    )
-            else:
-                _flag(
-                    self.unknown,
-                    "unknown_deal",
-                    deal,
-                    data.get("at", 0),
-                    f"{type_} on a deal never registered",
-                )
-            return
-        if type_ == "TicketsSold":
-            self._sold(deal, d, data)
+            self._first(type_, stream, data)
+        elif type_ == "TicketsSold":
+            # The common case, kept inline: a sale that breaks no rule costs a few lookups.
+            count = data["count"]
+            amount = data["amount"]
+            before = d["tickets_sold"]
+            d["tickets_sold"] = sold = before + count
+            d["sales"] += amount
+            if amount != count * d["ticket_price"] or sold > d["receptacle"] or not d["selling"]:
+                self._sale_anomalies(d, data, before)
         elif type_ == "TicketRedeemed":
-            self._redeemed(deal, d, data)
+            self._redeemed(d["deal"], d, data)
         elif type_ == "DealPutInPlay":
-            self._in_play(deal, d, data)
+            self._in_play(d["deal"], d, data)
         elif type_ == "DealCommingled":
             d["lead"] = data["lead"]
             d["commingled_at"] = data["at"]
+            d["selling"] = False
         elif type_ == "DealClosed":
             d["closed_reason"] = data["reason"]
             d["closed_at"] = data["at"]
             d["unsold_recorded"] = data["unsold"]
+            d["selling"] = False
         elif type_ == "DealRegistered":
             _flag(
-                d, "registered_twice", deal, data["at"], "a second DealRegistered; the first kept"
+                d,
+                "registered_twice",
+                d["deal"],
+                data["at"],
+                "a second DealRegistered; the first kept",
             )
 
-    def _sold(self, deal: str, d: dict[str, Any], data: dict[str, Any]) -> None:
+    def _first(self, type_: str, stream: str, data: dict[str, Any]) -> None:
+        """An event of a stream with no deal yet: its registration, or an anomaly."""
+        if not stream.startswith(DEAL_PREFIX):
+            return
+        deal = stream[len(DEAL_PREFIX) :]
+        if type_ != "DealRegistered":
+            _flag(
+                self.unknown,
+                "unknown_deal",
+                deal,
+                data.get("at", 0),
+                f"{type_} on a deal never registered",
+            )
+            return
+        d = self.deals[deal] = self._streams[stream] = _new(deal, data)
+        if d["invoice_quarter"] is None:
+            _flag(
+                d,
+                "bad_invoice_date",
+                deal,
+                data["at"],
+                f"invoice date {data['invoice_date']!r} is not YYYY-MM-DD: no quarter"
+                " counts its cost",
+            )
+
+    def _sale_anomalies(self, d: dict[str, Any], data: dict[str, Any], before: int) -> None:
+        """What is wrong with a sale already counted (``before``: the tickets sold before)."""
+        deal = d["deal"]
         count = data["count"]
         amount = data["amount"]
-        before = d["tickets_sold"]
-        d["tickets_sold"] = sold = before + count
-        d["sales"] += amount
         if amount != count * d["ticket_price"]:
             _flag(
                 d,
@@ -269,16 +287,6 @@ class BellJars:
                 data["at"],
                 f"{count} tickets recorded for {amount}, not {count * d['ticket_price']}",
             )
-        if d["in_play_at"] is None or d["closed_reason"] is not None:
-            _flag(d, "sale_not_in_play", deal, data["at"], "tickets sold while not in play")
-        if sold > d["receptacle"] >= before:
-            _flag(
-                d,
-                "oversold",
-                deal,
-                data["at"],
-                f"{sold} tickets sold of the {d['receptacle']} the receptacle holds",
-            )
         if d["lead"] is not None:
             _flag(
                 d,
@@ -286,6 +294,16 @@ class BellJars:
                 deal,
                 data["at"],
                 f"sales of a commingled deal belong on its lead {d['lead']}",
+            )
+        elif d["in_play_at"] is None or d["closed_reason"] is not None:
+            _flag(d, "sale_not_in_play", deal, data["at"], "tickets sold while not in play")
+        if d["tickets_sold"] > d["receptacle"] >= before:
+            _flag(
+                d,
+                "oversold",
+                deal,
+                data["at"],
+                f"{d['tickets_sold']} tickets sold of the {d['receptacle']} the receptacle holds",
             )
 
     def _redeemed(self, deal: str, d: dict[str, Any], data: dict[str, Any]) -> None:
@@ -332,6 +350,7 @@ class BellJars:
             return
         d["deals"] = deals
         d["receptacle"] = sum(self.deals[x]["ticket_count"] for x in deals)
+        d["selling"] = d["closed_reason"] is None and d["lead"] is None
         for x in deals:
             member = self.deals[x]
             member["in_play_at"] = data["at"]
@@ -346,6 +365,7 @@ class BellJars:
                         f"commingled into {member['lead']}, put in play by {deal}",
                     )
                 member["lead"] = deal
+                member["selling"] = False
 
     # -- views ------------------------------------------------------------------------
 
@@ -586,4 +606,5 @@ class BellJars:
 
     def restore(self, data: dict[str, Any]) -> None:
         self.deals = copy.deepcopy(data["deals"])
+        self._streams = {deal_stream(k): d for k, d in self.deals.items()}
         self.unknown = copy.deepcopy(data["unknown"])
