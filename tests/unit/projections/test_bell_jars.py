@@ -4,6 +4,7 @@ Section B lines B8-B9, Schedule 1), from hand-written event sequences."""
 
 from __future__ import annotations
 
+import zoneinfo
 from typing import Any
 
 import msgpack
@@ -389,3 +390,15 @@ def test_resuming_from_a_checkpoint_gives_the_same_state_and_reports() -> None:
         assert resumed.snapshot() == whole.snapshot()
     assert resumed.report() == whole.report()
     assert list(whole.report()["quarters"]) == ["2025-Q4", "2026-Q1", "2026-Q2"]
+
+
+def test_the_zone_data_ships_with_the_server_not_the_host() -> None:
+    """Without any system zone directory, the zones still resolve (the tzdata package)."""
+    saved = zoneinfo.TZPATH
+    zoneinfo.reset_tzpath(to=[])
+    try:
+        zone = zoneinfo.ZoneInfo.no_cache("America/New_York")
+        start, _end = quarter_bounds(2026, 3, zone)
+        assert start == at(2026, 7, 1, 0)
+    finally:
+        zoneinfo.reset_tzpath(to=saved)
