@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
-Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, fanout,
-fairness, soak, black_jack, scaling.
+Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, bell_jars,
+fanout, fairness, soak, black_jack, scaling.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import (
+    bell_jars,
     black_jack,
     control_sheets,
     dice,
@@ -42,6 +43,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "dice_settle": dice.run,
     "rebuild": rebuild.run,
     "control_sheets": control_sheets.run,
+    "bell_jars": bell_jars.run,
     "fanout": fanout.run,
     "fairness": hostile.fairness,
     "soak": hostile.soak,

@@ -23,6 +23,7 @@ from events.codec import encode
 from events.envelope import GENESIS_HASH, Envelope, chain_hash
 from projections.bankroll import Bankrolls
 from projections.base import Projection
+from projections.bell_jars import BellJars
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner
@@ -185,7 +186,7 @@ async def run(quick: bool) -> list[Result]:
             runs = 3
             rates, bankrolls = await rebuild_rates(store, Bankrolls, count, runs, "rebuild")
             every, _ = await rebuild_rates(
-                store, Bankrolls, count, runs, "replay", ControlSheets, Raffles
+                store, Bankrolls, count, runs, "replay", ControlSheets, Raffles, BellJars
             )
             org_totals = bankrolls.organization
             balances = sum(p["balance"] for p in bankrolls.players.values())
@@ -203,11 +204,11 @@ async def run(quick: bool) -> list[Result]:
             f" {runs} catch_up() runs: {', '.join(f'{r:,.0f}' for r in rates)}",
         ),
         at_least(
-            "4c replay of every projection (Bankrolls, ControlSheets, Raffles)",
+            "4c replay of every projection (Bankrolls, ControlSheets, Raffles, BellJars)",
             statistics.median(every),
             "events/s",
             250_000,
-            note=f"the same log folded into the three projections `serve` and `replay` run;"
+            note=f"the same log folded into the four projections `serve` and `replay` run;"
             f" median of {runs}: {', '.join(f'{r:,.0f}' for r in every)}",
         ),
     ]

@@ -261,20 +261,26 @@ async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 async def _replay(args: argparse.Namespace) -> int:
     """Rebuild every projection from the org log (``casino-night replay``)."""
     from projections.bankroll import Bankrolls
+    from projections.bell_jars import BellJars
     from projections.control_sheets import ControlSheets
     from projections.raffles import Raffles
     from projections.runner import ProjectionRunner, checkpoint_key
     from services.gateway.auth import load_secret
+    from services.night import load_night
 
     try:
         mac_key: bytes | None = checkpoint_key(load_secret(_data_dir(args), create=False))
     except FileNotFoundError:
         mac_key = None  # rebuild and report all the same; only the checkpoint needs the key
+    zone = load_night(Path(args.night)).timezone
     async with _offline_store(args) as store:
         bankrolls = Bankrolls()
         control_sheets = ControlSheets()
         raffles = Raffles()
-        runner = ProjectionRunner(store, [bankrolls, control_sheets, raffles], mac_key=mac_key)
+        bell_jars = BellJars(zone)
+        runner = ProjectionRunner(
+            store, [bankrolls, control_sheets, raffles, bell_jars], mac_key=mac_key
+        )
         started = time.perf_counter()
         count = await runner.catch_up()
         elapsed = time.perf_counter() - started
@@ -293,6 +299,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "bankrolls": bankrolls.snapshot() if args.show else None,
             "control_sheets": control_sheets.snapshot()["sheets"] if args.show else None,
             "raffles": raffles.views() if args.show else None,
+            "bell_jars": bell_jars.report() if args.show else None,
         }
         print(json.dumps(report, indent=2))
         return 0

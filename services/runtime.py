@@ -16,6 +16,7 @@ import structlog
 from events.codec import decode
 from events.envelope import Envelope
 from projections.bankroll import Bankrolls
+from projections.bell_jars import BellJars
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
@@ -88,6 +89,8 @@ class Runtime:
         default_factory=dict
     )
     raffles: Raffles = field(default_factory=Raffles)
+    bell_jars: BellJars = field(init=False)
+    """Every bell jar deal's ledger and the GC-7Q figures, in the night's time zone."""
     vault: PurchaserVault = field(init=False)
     runner: ProjectionRunner = field(init=False)
     anchor: Anchor = field(init=False)
@@ -107,6 +110,7 @@ class Runtime:
     forward here."""
 
     def __post_init__(self) -> None:
+        self.bell_jars = BellJars(self.night.timezone)
         self.deadlines = Deadlines(self.settings.command_deadline_seconds, _no_reply_in_time)
 
     @functools.cached_property
@@ -214,7 +218,7 @@ class Runtime:
         await self._start_anchor()
         self.runner = ProjectionRunner(
             self.store,
-            [self.bankrolls, self.control_sheets, self.raffles],
+            [self.bankrolls, self.control_sheets, self.raffles, self.bell_jars],
             on_entries=self._publish_log,
             mac_key=checkpoint_key(self.secret),
             on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),

@@ -41,6 +41,7 @@ from services.bell_jars.limits import (
     RETENTION_YEARS,
     DealLimits,
 )
+from services.bell_jars.quarters import quarter_end_ms
 from services.bell_jars.state import (
     CASH_ONLY_KINDS,
     CONTAINERS,
@@ -381,16 +382,6 @@ def _sell(state: DealState, command: RecordSale) -> list[Event]:
     if command.count == unsold:
         events.append(DealClosed(reason="sold_out", unsold=0, at=command.now_ms))
     return events
-
-
-def quarter_end_ms(at_ms: int, timezone: str) -> int:
-    """The first instant (unix ms) of the calendar quarter after the one holding ``at_ms``,
-    in ``timezone`` (the organization's quarters, GC-7Q)."""
-    zone = ZoneInfo(timezone)
-    local = dt.datetime.fromtimestamp(at_ms / 1000, zone)
-    first_month = (local.month - 1) // 3 * 3 + 1
-    year, month = (local.year + 1, 1) if first_month == 10 else (local.year, first_month + 3)
-    return int(dt.datetime(year, month, 1, tzinfo=zone).timestamp() * 1000)
 
 
 def retain_until(now_ms: int, timezone: str) -> str:

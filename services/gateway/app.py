@@ -17,6 +17,9 @@ from aiohttp import web
 from services.gateway.commands import submit_command
 from services.gateway.read_api import (
     get_bankrolls,
+    get_bell_jar_deal,
+    get_bell_jar_deals,
+    get_bell_jar_quarter,
     get_control_sheet,
     get_control_sheets,
     get_deal,
@@ -92,6 +95,9 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/streams/{stream}/events", authenticated(get_stream_events))
     app.router.add_get("/api/control-sheets", authenticated(get_control_sheets))
     app.router.add_get("/api/control-sheets/{id}", authenticated(get_control_sheet))
+    app.router.add_get("/api/bell-jars/deals", authenticated(get_bell_jar_deals))
+    app.router.add_get("/api/bell-jars/deals/{id}", authenticated(get_bell_jar_deal))
+    app.router.add_get("/api/bell-jars/quarters/{quarter}", authenticated(get_bell_jar_quarter))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

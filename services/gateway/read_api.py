@@ -1,9 +1,9 @@
 """The gateway's read API: the HTTP GET handlers and the views they answer with.
 
-Tables (:func:`table_view`), bankrolls, raffles, control sheets, a stream's stored events,
-and the health, readiness and metrics endpoints. Each handler takes the principal
-:func:`services.gateway.transport.authenticated` found; what each role may read is
-:mod:`services.gateway.auth`'s.
+Tables (:func:`table_view`), bankrolls, raffles, control sheets, the bell jar reports, a
+stream's stored events, and the health, readiness and metrics endpoints. Each handler
+takes the principal :func:`services.gateway.transport.authenticated` found; what each role
+may read is :mod:`services.gateway.auth`'s.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from events.codec import decode, to_json
+from projections.bell_jars import parse_quarter
 from services.actor import error_reply
 from services.aggregates import deal_stream, table_stream
 from services.bell_jars.views import flare_view, shown_to_players, staff_view
@@ -203,6 +204,46 @@ async def get_deal_flare(request: web.Request, who: Principal) -> web.Response:
     ):
         return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
     return web.json_response(flare_view(state))
+
+
+BELL_JAR_REPORT_READERS = frozenset({"member_in_charge", "auditor", "ops"})
+"""Who reads the bell jar ledger's reports (never a player or a seller: sales figures and
+the prizes left would give a player an advantage, 4620.19(c)(2))."""
+
+
+async def get_bell_jar_deals(request: web.Request, who: Principal) -> web.Response:
+    """Every bell jar deal's figures (the bell jar projection), and the anomalies of events
+    on deals never registered."""
+    if who.role not in BELL_JAR_REPORT_READERS:
+        return forbidden("bell jar reports are for members in charge, auditors and ops")
+    bell_jars = request.app[RUNTIME].bell_jars
+    return web.json_response(
+        {"deals": bell_jars.views(), "unknown_deal_anomalies": bell_jars.unknown_anomalies()}
+    )
+
+
+async def get_bell_jar_deal(request: web.Request, who: Principal) -> web.Response:
+    """One bell jar deal's figures; 404 ``unknown_deal``."""
+    if who.role not in BELL_JAR_REPORT_READERS:
+        return forbidden("bell jar reports are for members in charge, auditors and ops")
+    view = request.app[RUNTIME].bell_jars.view(request.match_info["id"])
+    if view is None:
+        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
+    return web.json_response(view)
+
+
+async def get_bell_jar_quarter(request: web.Request, who: Principal) -> web.Response:
+    """The GC-7Q figures and Schedule 1 of one calendar quarter, ``YYYY-Qn``; 400
+    ``bad_request`` for anything else."""
+    if who.role not in BELL_JAR_REPORT_READERS:
+        return forbidden("bell jar reports are for members in charge, auditors and ops")
+    parsed = parse_quarter(request.match_info["quarter"])
+    if parsed is None:
+        return web.json_response(
+            error_reply("bad_request", "a quarter is YYYY-Qn: a year 1970-9998, n 1 to 4"),
+            status=400,
+        )
+    return web.json_response(request.app[RUNTIME].bell_jars.quarter(*parsed))
 
 
 async def get_stream_events(request: web.Request, who: Principal) -> web.Response:

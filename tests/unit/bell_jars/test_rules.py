@@ -12,7 +12,7 @@ import pytest
 
 from events.bell_jars import DealClosed, FlarePrize, TicketRedeemed
 from services.aggregates import RuleError
-from services.bell_jars import rules
+from services.bell_jars import quarters, rules
 from services.bell_jars.limits import DealLimits
 from services.bell_jars.state import (
     CloseCommingled,
@@ -334,7 +334,7 @@ def test_quarters_are_the_organizations_calendar_quarters() -> None:
     ):
         at = int(dt.datetime(y, m, d, 23, 59, tzinfo=zone).timestamp() * 1000)
         end = int(dt.datetime(ny, nm, 1, tzinfo=zone).timestamp() * 1000)
-        assert rules.quarter_end_ms(at, NY) == end
+        assert quarters.quarter_end_ms(at, NY) == end
 
 
 # Out of play (4620.19(c)(18), reading BJAR-2).
