@@ -142,7 +142,7 @@ class Supervisor:
             self._make(stream, RaffleRules(self.chance, self.store.org))
             return True
         if deal_of(stream) is not None:
-            self._make(stream, self._deal_rules())
+            self._make(stream, self.deal_rules())
             return True
         if stream == DEAL_SERIALS:
             self._make(stream, SerialRegistryRules())
@@ -154,15 +154,17 @@ class Supervisor:
         without bell jars has no such stream)."""
         self.follow(DEAL_SERIALS)
 
-    def _deal_rules(self) -> DealRules:
-        return DealRules(self.night.deal_limits, self.night.timezone)
+    def deal_rules(self) -> DealRules:
+        """A deal stream's rules as the night sets them: its limits, the organization's
+        timezone and the games on the license (a deal's type must be one, 4620.2)."""
+        return DealRules(self.night.deal_limits, self.night.timezone, frozenset(self.night.games))
 
     def ensure_deal(self, deal_id: str) -> None:
         """Give a deal being registered by command its actor (it folds its stream first)."""
         stream = deal_stream(deal_id)
         if stream in self.actors:
             return
-        self._make(stream, self._deal_rules())
+        self._make(stream, self.deal_rules())
         self._by_command.add(stream)
 
     def drop_unregistered_deal(self, deal_id: str) -> bool:

@@ -73,6 +73,17 @@ def night_doc(org: str, **overrides: Any) -> dict[str, Any]:
     return doc
 
 
+BELL_JAR_GAMES = ["bell_jar", "coin_board", "merchandise_board", "seal_card"]
+"""The license's games a deal of every type is played under (4620.1(q))."""
+
+
+def deal_night(org: str, **overrides: Any) -> dict[str, Any]:
+    """:func:`night_doc` with every bell jar game on the license (4620.2)."""
+    doc = night_doc(org, **overrides)
+    doc["license"] = {**doc["license"], "games": [*doc["license"]["games"], *BELL_JAR_GAMES]}
+    return doc
+
+
 @pytest.fixture
 def project_root() -> Path:
     return Path(__file__).resolve().parent.parent

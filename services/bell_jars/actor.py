@@ -24,10 +24,14 @@ class DealRules:
     in force and the organization's timezone (written into a redemption as data)."""
 
     def __init__(
-        self, limits: DealLimits = DEFAULT_LIMITS, timezone: str = DEFAULT_TIMEZONE
+        self,
+        limits: DealLimits = DEFAULT_LIMITS,
+        timezone: str = DEFAULT_TIMEZONE,
+        licensed: frozenset[str] | None = None,
     ) -> None:
         self.limits = limits
         self.timezone = timezone
+        self.licensed = licensed
 
     def initial(self, stream: str) -> DealState:
         return DealState(deal=stream.removeprefix(DEAL_PREFIX))
@@ -35,7 +39,7 @@ class DealRules:
     def decide(self, state: DealState, command: DealCommand) -> list[Event]:
         if isinstance(command, RedeemTicket) and command.timezone != self.timezone:
             command = replace(command, timezone=self.timezone)
-        return rules.decide(state, command, self.limits)
+        return rules.decide(state, command, self.limits, self.licensed)
 
     def evolve(self, state: DealState, event: Event) -> DealState:
         return rules.evolve(state, event)

@@ -38,7 +38,6 @@ from services.actor import Reply
 from services.aggregates import DEAL_SERIALS, RuleError, deal_stream
 from services.bell_jars import rules
 from services.bell_jars.actor import ClaimSerial, SerialRegistry
-from services.bell_jars.limits import DEFAULT_LIMITS
 from services.bell_jars.state import (
     CloseCommingled,
     Commingle,
@@ -130,10 +129,9 @@ class Steps:
     async def _claim(self, state: DealState, command: RegisterDeal) -> Any:
         """Claim the serial only for a registration the rules would otherwise take (a
         refused one claims nothing: the rules refuse it with its own code)."""
-        actor = self.supervisor.actors.get(deal_stream(state.deal))
-        limits = getattr(getattr(actor, "rules", None), "limits", DEFAULT_LIMITS)
+        deal_rules = self.supervisor.deal_rules()
         try:
-            rules.check_registration(state, command, limits)
+            rules.check_registration(state, command, deal_rules.limits, deal_rules.licensed)
         except RuleError:
             return command
         claim = ClaimSerial(serial=command.serial_number, deal=state.deal, now_ms=command.now_ms)

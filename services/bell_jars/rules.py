@@ -46,6 +46,7 @@ from services.bell_jars.state import (
     CASH_ONLY_KINDS,
     CONTAINERS,
     KINDS,
+    LICENSED_AS,
     PRIZE_KINDS,
     VALUE_BASES,
     CloseCommingled,
@@ -63,11 +64,15 @@ DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def decide(
-    state: DealState, command: DealCommand, limits: DealLimits = DEFAULT_LIMITS
+    state: DealState,
+    command: DealCommand,
+    limits: DealLimits = DEFAULT_LIMITS,
+    licensed: frozenset[str] | None = None,
 ) -> list[Event]:
-    """The events ``command`` causes on this deal, or a RuleError with its code."""
+    """The events ``command`` causes on this deal, or a RuleError with its code.
+    ``licensed``: the games on the license (None: not checked, for a rule test)."""
     if isinstance(command, RegisterDeal):
-        check_registration(state, command, limits)
+        check_registration(state, command, limits, licensed)
         check_serial_holder(state, command)
         return [_registered(state, command)]
     if not state.registered:
@@ -96,11 +101,30 @@ def _text(value: str, name: str) -> None:
         raise RuleError("invalid_deal", f"{name} must be 1 to {MAX_TEXT} characters")
 
 
+def check_licensed(command: RegisterDeal, licensed: frozenset[str] | None) -> None:
+    """A deal is played only under a game the license lists (4620.2): its type's game
+    (``LICENSED_AS``: banded tickets are bell jar tickets) must be on it:
+    ``game_not_licensed``."""
+    if licensed is None:
+        return
+    game = LICENSED_AS[command.kind]
+    if game not in licensed:
+        raise RuleError(
+            "game_not_licensed",
+            f"a {command.kind} deal is played as {game}, which the license does not list "
+            "(4620.2: a game is conducted only if listed on the license)",
+        )
+
+
 def check_registration(
-    state: DealState, command: RegisterDeal, limits: DealLimits = DEFAULT_LIMITS
+    state: DealState,
+    command: RegisterDeal,
+    limits: DealLimits = DEFAULT_LIMITS,
+    licensed: frozenset[str] | None = None,
 ) -> None:
     """Everything a registration must meet but the serial registry: a deal id used once
-    (``deal_exists``); its facts well formed (``invalid_deal``); the serial numbers of the
+    (``deal_exists``); a type the license lists (``game_not_licensed``, 4620.2, see
+    :func:`check_licensed`); its facts well formed (``invalid_deal``); the serial numbers of the
     deal, the tickets, the flare and the invoice equal (``serial_mismatch``, 4620.19(c)(17));
     the price within the single-wager limit (``price_over_limit``, (b)(2)); each prize within
     the single-prize limit (``prize_over_limit``, (b)(3), reading BJAR-1); the flare's total
@@ -111,6 +135,7 @@ def check_registration(
         raise RuleError("deal_exists", f"deal {state.deal} is registered already")
     if command.kind not in KINDS:
         raise RuleError("invalid_deal", f"kind must be one of {', '.join(KINDS)}")
+    check_licensed(command, licensed)
     for name in ("supplier", "supplier_license", "invoice_number", "serial_number", "form_number"):
         _text(getattr(command, name), name)
     if not DATE.match(command.invoice_date) or not _is_date(command.invoice_date):

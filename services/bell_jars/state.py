@@ -16,6 +16,16 @@ KINDS = ("bell_jar", "coin_board", "merchandise_board", "seal_card", "banded")
 CASH_ONLY_KINDS = frozenset({"bell_jar", "coin_board"})
 """Types whose prizes are cash only, 4620.19(c)(8): merchandise is for banded tickets,
 merchandise boards and seal cards."""
+LICENSED_AS = {
+    "bell_jar": "bell_jar",
+    "banded": "bell_jar",
+    "coin_board": "coin_board",
+    "merchandise_board": "merchandise_board",
+    "seal_card": "seal_card",
+}
+"""The game of the license (4620.1(q)) each type of deal is played under: banded tickets
+are bell jar tickets (4620.19(c)(4), (c)(8)); coin boards, merchandise boards and seal
+cards are listed by their own names."""
 CONTAINERS = ("jar", "vending_machine")
 """Where a deal's tickets are offered, 4620.19(a)(1), (c)(1)."""
 PRIZE_KINDS = ("cash", "merchandise")

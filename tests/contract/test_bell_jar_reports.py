@@ -18,7 +18,7 @@ from projections.runner import ProjectionRunner, checkpoint_key, fold_raw
 from services.aggregates import deal_stream
 from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import Appended, CommandWrite, EventStore, pack_result
-from tests.conftest import night_doc
+from tests.conftest import deal_night
 from tests.e2e.serve import EXE, night_toml
 from tests.support import SECRET, LiveServer, start_server, token
 from tests.unit.projections.bell_jar_support import Step, everything
@@ -85,7 +85,7 @@ async def test_live_checkpoint_and_replay_equal_a_fresh_fold(
     redis_server: EmbeddedRedis, org: str, tmp_path: Path
 ) -> None:
     steps = everything()
-    server = await start_server(redis_server.url, night_doc(org))
+    server = await start_server(redis_server.url, deal_night(org))
     try:
         store = server.runtime.store
         await append(store, steps[:20])
@@ -140,7 +140,7 @@ async def test_live_checkpoint_and_replay_equal_a_fresh_fold(
 
 
 async def test_the_reports_are_for_staff_only(redis_server: EmbeddedRedis, org: str) -> None:
-    server = await start_server(redis_server.url, night_doc(org))
+    server = await start_server(redis_server.url, deal_night(org))
     try:
         await append(server.runtime.store, everything()[:3])
         await caught_up(server)

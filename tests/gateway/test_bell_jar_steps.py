@@ -16,7 +16,7 @@ from services.gateway.auth import Principal
 from services.gateway.ops import parse_command
 from services.store.embedded import EmbeddedRedis
 from services.supervisor import system_submission
-from tests.conftest import night_doc
+from tests.conftest import deal_night
 from tests.gateway.test_bell_jars import AUDITOR, MIC, SELLER, code, deal_fields, ok, register
 from tests.support import LiveServer, start_server
 
@@ -33,7 +33,7 @@ async def events_of(server: LiveServer, deal: str) -> list[str]:
 async def test_a_combination_marked_but_not_in_play_is_finished_by_a_retry(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    doc = night_doc(org)
+    doc = deal_night(org)
     first = await start_server(redis_server.url, doc)
     try:
         mic = await first.connect(MIC)
@@ -75,7 +75,7 @@ async def test_a_combination_marked_but_not_in_play_is_finished_by_a_retry(
 async def test_a_sell_out_whose_other_deals_did_not_close_is_finished_by_a_retry(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    doc = night_doc(org)
+    doc = deal_night(org)
     first = await start_server(redis_server.url, doc)
     sale: dict[str, Any] = {"op": "record_sale", "id": "sale-1", "deal": "a", "count": 40}
     sale["amount"] = 4000
@@ -132,7 +132,7 @@ async def test_a_sell_out_whose_other_deals_did_not_close_is_finished_by_a_retry
 async def test_a_retried_sell_out_closes_the_other_deals(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    doc = night_doc(org)
+    doc = deal_night(org)
     first = await start_server(redis_server.url, doc)
     sale: dict[str, Any] = {"op": "record_sale", "id": "sale-1", "deal": "a", "count": 40}
     sale["amount"] = 4000
@@ -177,7 +177,7 @@ async def test_a_retried_sell_out_closes_the_other_deals(
 async def test_a_serial_claimed_for_a_deal_never_registered_stays_that_deals(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    doc = night_doc(org)
+    doc = deal_night(org)
     first = await start_server(redis_server.url, doc)
     try:
         claim = ClaimSerial(serial="S-7", deal="d-7", now_ms=int(time.time() * 1000))
@@ -203,7 +203,7 @@ async def test_a_serial_claimed_for_a_deal_never_registered_stays_that_deals(
 async def test_two_deals_racing_for_one_serial_register_one(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    server = await start_server(redis_server.url, night_doc(org))
+    server = await start_server(redis_server.url, deal_night(org))
     try:
         mic = await server.connect(MIC)
         replies = await asyncio.gather(

@@ -12,7 +12,7 @@ import pytest
 
 from services.aggregates import DEAL_SERIALS
 from services.store.embedded import EmbeddedRedis
-from tests.conftest import night_doc
+from tests.conftest import deal_night, night_doc
 from tests.support import LiveServer, WsClient, player_token, start_server, token
 
 PLAYER = player_token("p-1")
@@ -61,7 +61,7 @@ def deal_fields(serial: str = "S-100", **over: Any) -> dict[str, Any]:
 
 @pytest.fixture
 async def server(redis_server: EmbeddedRedis, org: str) -> AsyncIterator[LiveServer]:
-    live = await start_server(redis_server.url, night_doc(org))
+    live = await start_server(redis_server.url, deal_night(org))
     yield live
     await live.stop()
 
@@ -257,7 +257,7 @@ async def test_every_refusal_has_its_code_and_changes_nothing(server: LiveServer
 async def test_deal_commands_run_outside_the_occasion_window_bjar_7(
     redis_server: EmbeddedRedis, org: str
 ) -> None:
-    past = night_doc(org)
+    past = deal_night(org)
     past["occasion"] = {"id": "last-week", "name": "Last week", "starts_at": "2026-01-01T18:00:00Z"}
     server = await start_server(redis_server.url, past)
     try:
@@ -280,3 +280,27 @@ async def test_the_http_command_path_takes_deal_ops_too(server: LiveServer) -> N
     assert again["result"] == reply["result"]
     status, other = await server.post_command({**msg, "id": "h-2"}, MIC)
     assert other["error"]["code"] == "deal_exists"
+
+
+async def test_a_deal_of_a_game_the_license_does_not_list_is_refused_4620_2(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """4620.2: a game is conducted only if the license lists it. A license with bell jars
+    but no seal cards takes a bell jar deal and a banded one (banded tickets are bell jar
+    tickets), and refuses a seal card deal, with nothing registered or claimed."""
+    doc = night_doc(org)
+    doc["license"] = {**doc["license"], "games": ["roulette", "bell_jar"]}
+    server = await start_server(redis_server.url, doc)
+    try:
+        mic, _seller = await staff(server)
+        before = await snapshot(server)
+        reply = await register(mic, "d-seal", serial="S-7", kind="seal_card")
+        assert code(reply) == "game_not_licensed", reply
+        assert "seal_card" in reply["error"]["message"]
+        assert await snapshot(server) == before
+        ok(await register(mic, "d-jar", serial="S-8"))
+        ok(await register(mic, "d-banded", serial="S-9", kind="banded"))
+        # The serial the refused deal named is free: another deal may use it.
+        ok(await register(mic, "d-jar-2", serial="S-7"))
+    finally:
+        await server.stop()

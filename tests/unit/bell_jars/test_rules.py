@@ -61,6 +61,21 @@ def test_every_serial_number_must_match_the_deals_4620_19_c_17(where: str) -> No
     assert refused(DealState(deal="d-1"), registration(**{where: "S-2"})) == "serial_mismatch"
 
 
+def test_a_deal_is_played_only_under_a_game_the_license_lists_4620_2() -> None:
+    """Banded tickets are bell jar tickets; the boards and seal cards go by their names."""
+    fresh = DealState(deal="d-1")
+    jar_only = frozenset({"roulette", "bell_jar"})
+    for kind in ("bell_jar", "banded"):
+        assert rules.decide(fresh, registration(kind=kind), licensed=jar_only)
+    for kind in ("coin_board", "seal_card", "merchandise_board"):
+        with pytest.raises(RuleError) as e:
+            rules.decide(fresh, registration(kind=kind), licensed=jar_only)
+        assert e.value.code == "game_not_licensed" and kind in e.value.message
+    with pytest.raises(RuleError) as e:
+        rules.decide(fresh, registration(), licensed=frozenset({"roulette"}))
+    assert e.value.code == "game_not_licensed"
+
+
 def test_the_price_is_within_the_single_wager_limit_b_2() -> None:
     assert registered(ticket_price=600).ticket_price == 600
     assert refused(DealState(deal="d-1"), registration(ticket_price=601)) == "price_over_limit"
