@@ -72,6 +72,12 @@ class Steps:
     supervisor: Supervisor
     take: Take | None = None
 
+    async def current(self, deal_id: str) -> DealState | None:
+        """Another deal's state as its stream holds it now: folded afresh when another
+        process runs that stream (a copy in memory may be behind), as is when it runs here."""
+        await self.supervisor.refresh(deal_stream(deal_id))
+        return self.supervisor.deal_state(deal_id)
+
     async def system(self, stream: str, command: Any) -> Reply:
         if stream not in self.supervisor.running and self.take is not None:
             await self.take(stream)
@@ -96,26 +102,26 @@ class Steps:
         if isinstance(command, RegisterDeal):
             return await self._claim(state, command)
         if isinstance(command, PutDealInPlay):
-            command = dataclasses.replace(command, column_forms=self._column_forms(command))
+            command = dataclasses.replace(command, column_forms=await self._column_forms(command))
             if command.commingle:
                 return await self._commingle(state, command)
             return command
         if isinstance(command, RemoveDeal):
-            members = tuple(supervisor.deal_state(d) for d in state.deals[1:])
+            members = tuple([await self.current(d) for d in state.deals[1:]])
             return dataclasses.replace(command, members=members)
         if isinstance(command, RedeemTicket) and state.lead is not None:
             await self.finish_combination(state.lead)
-            return dataclasses.replace(command, lead=supervisor.deal_state(state.lead))
+            return dataclasses.replace(command, lead=await self.current(state.lead))
         return command
 
-    def _column_forms(self, command: PutDealInPlay) -> tuple[str, ...]:
+    async def _column_forms(self, command: PutDealInPlay) -> tuple[str, ...]:
         """The form numbers of the deals in play, not closed, from the vending machine
         column the command names."""
         if command.container != "vending_machine":
             return ()
         forms = set()
-        for deal_id in self.supervisor.deals:
-            other = self.supervisor.deal_state(deal_id)
+        for deal_id in sorted(self.supervisor.deals):
+            other = await self.current(deal_id)
             if (
                 other is not None
                 and other.in_play
@@ -150,8 +156,7 @@ class Steps:
     async def _commingle(self, lead: DealState, command: PutDealInPlay) -> Any:
         """Mark the other deals only once the lead and every one of them passed the
         checks; the lead's rules then decide with their states as read after the marks."""
-        supervisor = self.supervisor
-        members = [supervisor.deal_state(d) for d in command.commingle]
+        members = [await self.current(d) for d in command.commingle]
         try:
             rules.check_put_in_play(lead, command)
             for deal_id, member in zip(command.commingle, members, strict=True):
@@ -166,19 +171,18 @@ class Steps:
             if not reply["ok"]:
                 break  # a deal changed since it was checked: the lead's rules say why
         return dataclasses.replace(
-            command, members=tuple(supervisor.deal_state(d) for d in command.commingle)
+            command, members=tuple([await self.current(d) for d in command.commingle])
         )
 
     async def finish_combination(self, lead_id: str) -> None:
         """A closed lead's other deals each get their ``DealClosed`` (once; at the lead's
         time). A step that cannot be taken now is left for the next command that looks."""
-        supervisor = self.supervisor
-        lead = supervisor.deal_state(lead_id)
+        lead = await self.current(lead_id)
         if lead is None or not lead.closed or len(lead.deals) < 2:
             return
         steps = []
         for deal_id in lead.deals[1:]:
-            member = supervisor.deal_state(deal_id)
+            member = await self.current(deal_id)
             if member is not None and not member.closed:
                 close = CloseCommingled(lead=lead_id, reason=lead.closed_reason, at=lead.closed_at)
                 steps.append(self.system(deal_stream(deal_id), close))
