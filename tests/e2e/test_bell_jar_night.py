@@ -22,8 +22,9 @@ import base64
 import datetime as dt
 import json
 import subprocess
+import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,13 @@ class Night:
         self.books.retained[ticket] = result["retain_until"]
         return result
 
+    async def wait_event(self, stream: str, check: Callable[[dict[str, Any]], bool]) -> None:
+        """Until an event of ``stream`` that passes ``check`` is in the store."""
+        deadline = time.monotonic() + 10
+        while not any(check(e) for e in await self.events(stream)):
+            assert time.monotonic() < deadline, f"no such event on {stream}"
+            await asyncio.sleep(0.02)
+
     async def events(self, stream: str) -> list[dict[str, Any]]:
         status, body = await self.server.get(f"/api/streams/{stream}/events", self.auditor)
         assert status == 200, body
@@ -398,13 +406,17 @@ async def test_a_bell_jar_night_over_two_quarters_survives_a_kill_and_replays(
 
     q1_tickets = set(books.retained)
 
-    # -- kill -9 while a burst of commands is in flight. -----------------------------------
+    # -- kill -9 in the middle of a command stream. ----------------------------------------
+    # The first command is applied (its event is on the stream) but the test never reads its
+    # reply; the next two are sent, and the server is killed at once.
     burst = [
         {"op": "record_sale", "id": "burst-1", "deal": "b", "count": 40, "amount": 4_000},
         {"op": "redeem_ticket", "id": "burst-2", "deal": "b", "prize": 2, "ticket": "B-25-0"},
         {"op": "record_sale", "id": "burst-3", "deal": "c1", "count": 10, "amount": 2_000},
     ]
-    for msg in burst:
+    await seller.ws.send_str(json.dumps(burst[0]))
+    await night.wait_event("deal:b", lambda e: e["causation"] == "burst-1")
+    for msg in burst[1:]:
         await seller.ws.send_str(json.dumps(msg))
     redis_pid = server.redis_pid
     server.kill9()
@@ -427,6 +439,10 @@ async def test_a_bell_jar_night_over_two_quarters_survives_a_kill_and_replays(
     assert [ok(await seller.send(dict(msg))) for msg in burst] == replies
     sales_b = [e for e in await night.events("deal:b") if e["type"] == "TicketsSold"]
     assert [e["data"]["count"] for e in sales_b] == [50, 50, 40]
+    assert sales_b[-1]["data"]["at"] < Q2_BEGINS_MS  # applied once, before the kill
+    assert [
+        e["data"]["count"] for e in await night.events("deal:c1") if e["type"] == "TicketsSold"
+    ] == [20, 30, 10]
 
     player = await server.connect(night.player)
     watched = ok(await player.cmd("subscribe", view="flare", deal="b"))
