@@ -537,6 +537,13 @@ async def test_a_bell_jar_night_over_two_quarters_survives_a_kill_and_replays(
             "cost": cost,
             "profit": books.sales(deal) - paid - cost,
         }
+        # The staff's live view of the deal shows the same bank.
+        status, live = await server.get(f"/api/deals/{deal}", night.mic_token)
+        assert status == 200 and live["receptacle"]["bank"] == {
+            "sales": books.sales(deal),
+            "cash_prizes": paid,
+            "balance": books.sales(deal) - paid,
+        }
     assert views["a"]["closed_on"] == "2026-03-31"
     assert views["b"]["seventy_five_percent"]["met"]
     assert {views[d]["closed_on"] for d in ("b", "c1", "c2")} == {"2026-04-01"}
