@@ -170,27 +170,11 @@ class Supervisor:
     def drop_unregistered_deal(self, deal_id: str) -> bool:
         """Forget the actor of a deal whose registration was refused (never registered,
         nothing queued, idle), so a refused ``register_deal`` leaves nothing behind."""
-        stream = deal_stream(deal_id)
-        actor = self.actors.get(stream)
-        task = self.running.get(stream)
-        state = None if actor is None else actor.state
-        if (
-            actor is None
-            or stream not in self._by_command
-            or not isinstance(state, DealState)
-            or state.registered
-            or (task is not None and (not actor.idle or not actor.mailbox.empty()))
-        ):
-            return False
-        if task is not None:
-            task.cancel()
-            del self.running[stream]
-        del self.actors[stream]
-        self._by_command.discard(stream)
-        self.deals.discard(deal_id)
-        if self.on_drop is not None:
-            self.on_drop(stream)
-        return True
+        return self._drop_unstarted(
+            deal_stream(deal_id),
+            lambda state: isinstance(state, DealState) and not state.registered,
+            lambda: self.deals.discard(deal_id),
+        )
 
     def deal_state(self, deal_id: str) -> DealState | None:
         """A deal's state as this process's actor holds it (None: no such deal)."""
@@ -210,15 +194,23 @@ class Supervisor:
         """Forget the actor of a raffle whose setup was refused: one that was never set up,
         has nothing queued and waits idle (so a refused ``setup_raffle`` leaves nothing
         behind). Returns whether it was dropped."""
-        stream = raffle_stream(raffle_id)
+        return self._drop_unstarted(
+            raffle_stream(raffle_id),
+            lambda state: isinstance(state, RaffleState) and not state.opened,
+            lambda: self.raffles.discard(raffle_id),
+        )
+
+    def _drop_unstarted(
+        self, stream: str, unstarted: Callable[[Any], bool], forget: Callable[[], None]
+    ) -> bool:
+        """Drop the actor of a stream created by a command that was refused: only one made
+        by a command, whose state is still ``unstarted``, with nothing queued and idle."""
         actor = self.actors.get(stream)
         task = self.running.get(stream)
-        state = None if actor is None else actor.state
         if (
             actor is None
             or stream not in self._by_command
-            or not isinstance(state, RaffleState)
-            or state.opened
+            or not unstarted(actor.state)
             or (task is not None and (not actor.idle or not actor.mailbox.empty()))
         ):
             return False
@@ -227,7 +219,7 @@ class Supervisor:
             del self.running[stream]
         del self.actors[stream]
         self._by_command.discard(stream)
-        self.raffles.discard(raffle_id)
+        forget()
         if self.on_drop is not None:
             self.on_drop(stream)
         return True
