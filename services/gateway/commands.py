@@ -12,7 +12,7 @@ Hearts board dealt before the board moved into its event) are prepared before th
 queued. The gateway draws nothing: a raffle's
 actor deals its board and draws its winners. A bell jar deal's command takes its steps on
 other streams (a combination's other deals, the serial registry) around its own
-(:mod:`services.bell_jars.coordinator`).
+(:mod:`services.deal_steps`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 
 import structlog
 
+from services import deal_steps
 from services.actor import STORE_ERRORS, Reply, error_reply
 from services.aggregates import RuleError
-from services.bell_jars import coordinator as deal_steps
 from services.bell_jars.state import RegisterDeal
 from services.cluster.forward import Message, Routed
 from services.gateway.auth import Principal
@@ -252,7 +252,7 @@ async def _deal_command(
     hops: int,
 ) -> None:
     """A deal's command with its steps on other streams
-    (:mod:`services.bell_jars.coordinator`)."""
+    (:mod:`services.deal_steps`)."""
     assert parsed.deal_id is not None
 
     def submit(command: Any) -> asyncio.Future[Reply]:

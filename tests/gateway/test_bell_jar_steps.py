@@ -1,6 +1,6 @@
 """The steps of a deal command on other streams, stopped half way: the server is stopped
 after the first step (as a crash would leave the store), started again on the same Redis,
-and the same command sent again finishes it (services/bell_jars/coordinator.py)."""
+and the same command sent again finishes it (services/deal_steps.py)."""
 
 from __future__ import annotations
 
