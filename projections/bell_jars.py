@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from services.aggregates import DEAL_PREFIX, deal_stream
 from services.bell_jars.limits import DEFAULT_TIMEZONE
-from services.bell_jars.quarters import local_date, quarter_bounds, quarter_of_date
+from services.bell_jars.quarters import (
+    local_date,
+    quarter_bounds,
+    quarter_first_day,
+    quarter_of_date,
+)
 
 BELL_JAR_EVENT_TYPES = frozenset(
     {
@@ -512,7 +516,7 @@ class BellJars:
             v = self.view(d["deal"])
             assert v is not None
             anomalies += v["anomalies"]
-        first = datetime(year, 3 * n - 2, 1).date()
+        first = quarter_first_day(year, n)
         last = local_date(end - 1, self.zone)
         return {
             "quarter": quarter_name(year, n),

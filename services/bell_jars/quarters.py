@@ -1,7 +1,9 @@
-"""The organization's calendar quarters (GC-7Q): which quarter an instant or a date falls
-in, and where a quarter begins and ends, in the organization's time zone (an IANA name,
-``[organization] timezone``). Pure; the rules (a closed deal's redemptions end with its
-quarter) and the bell jar projection (the quarter's figures) both read it from here."""
+"""The organization's calendar, in its time zone (an IANA name, ``[organization]
+timezone``): which quarter (GC-7Q) an instant or a date falls in, where a quarter begins
+and ends, the date a redeemed ticket is kept until, and whether text is a date. The one
+module of the bell jars that does calendar arithmetic (``datetime``, ``zoneinfo``), always
+on times given to it: it never reads the clock. The rules (a closed deal's redemptions end
+with its quarter) and the bell jar projection (the quarter's figures) read it from here."""
 
 from __future__ import annotations
 
@@ -45,3 +47,30 @@ def quarter_end_ms(at_ms: int, timezone: str) -> int:
     in ``timezone``."""
     zone = ZoneInfo(timezone)
     return quarter_bounds(*quarter_of_day(local_date(at_ms, zone)), zone)[1]
+
+
+def quarter_first_day(year: int, n: int) -> date:
+    """The first calendar day of quarter ``n`` of ``year``."""
+    return date(year, 3 * n - 2, 1)
+
+
+def years_on(now_ms: int, timezone: str, years: int) -> str:
+    """The same calendar date ``years`` on from the organization's date at ``now_ms``, as
+    ``YYYY-MM-DD`` (29 February: 1 March, so never short of the years)."""
+    day = local_date(now_ms, ZoneInfo(timezone))
+    try:
+        until = day.replace(year=day.year + years)
+    except ValueError:  # 29 February
+        until = date(day.year + years, 3, 1)
+    return until.isoformat()
+
+
+def is_iso_date(text: str) -> bool:
+    """Whether ``text`` is a real calendar date written ``YYYY-MM-DD``."""
+    if len(text) != 10:
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

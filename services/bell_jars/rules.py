@@ -12,12 +12,10 @@ serial number registrable once (:func:`claim_serial`).
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Final
-from zoneinfo import ZoneInfo
 
 from events.base import Event
 from events.bell_jars import (
@@ -41,7 +39,7 @@ from services.bell_jars.limits import (
     RETENTION_YEARS,
     DealLimits,
 )
-from services.bell_jars.quarters import quarter_end_ms
+from services.bell_jars.quarters import is_iso_date, quarter_end_ms, years_on
 from services.bell_jars.state import (
     CASH_ONLY_KINDS,
     CONTAINERS,
@@ -138,7 +136,7 @@ def check_registration(
     check_licensed(command, licensed)
     for name in ("supplier", "supplier_license", "invoice_number", "serial_number", "form_number"):
         _text(getattr(command, name), name)
-    if not DATE.match(command.invoice_date) or not _is_date(command.invoice_date):
+    if not DATE.match(command.invoice_date) or not is_iso_date(command.invoice_date):
         raise RuleError("invalid_deal", "invoice_date must be a date YYYY-MM-DD")
     if not 0 < command.ticket_count <= MAX_TICKETS_PER_DEAL:
         raise RuleError("invalid_deal", f"ticket_count must be from 1 to {MAX_TICKETS_PER_DEAL:,}")
@@ -196,14 +194,6 @@ def check_registration(
             "too_many_prizes",
             f"the flare lists {winners} winning tickets in a deal of {command.ticket_count}",
         )
-
-
-def _is_date(text: str) -> bool:
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _check_line(i: int, p: FlarePrize) -> None:
@@ -413,12 +403,7 @@ def retain_until(now_ms: int, timezone: str) -> str:
     """The date a ticket redeemed at ``now_ms`` is kept until: the same calendar date
     :data:`RETENTION_YEARS` on, in the organization's timezone (29 February: 1 March, so
     never short of a year), 4620.19(c)(11)."""
-    day = dt.datetime.fromtimestamp(now_ms / 1000, ZoneInfo(timezone)).date()
-    try:
-        until = day.replace(year=day.year + RETENTION_YEARS)
-    except ValueError:  # 29 February
-        until = dt.date(day.year + RETENTION_YEARS, 3, 1)
-    return until.isoformat()
+    return years_on(now_ms, timezone, RETENTION_YEARS)
 
 
 def _redeem(state: DealState, command: RedeemTicket) -> list[Event]:
