@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 NIGHT ?= examples/night.toml
 DATA_DIR ?= ./var
 
-.PHONY: run test lint format bench bench-compare clean install redis-benchmark faketime
+.PHONY: run test lint format bench bench-compare clean install redis-benchmark faketime chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ redis-benchmark:
 faketime:
 	@command -v faketime >/dev/null || { apt-get update -qq && apt-get install -y -qq faketime; } || echo "faketime not installed: tests/e2e/test_bell_jar_night.py will fail"
 
+# Debian's Chromium for the browser tests (tests/browser), driven by Playwright for Python;
+# Playwright's own browser download cannot be reached from these machines.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; } || { echo "Chromium is missing and could not be installed: run 'apt-get install chromium' (Debian) and make test again"; exit 1; }
+
 run: $(STAMP)
 	$(BIN)/casino-night serve --night $(NIGHT) --data-dir $(DATA_DIR)
 
@@ -40,7 +45,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict
 
-test: lint faketime
+test: lint faketime chromium
 	$(BIN)/python -m pytest -q
 
 bench: $(BENCH_STAMP) redis-benchmark

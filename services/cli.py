@@ -62,6 +62,7 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     from aiohttp import web
 
     from services.gateway.auth import issue
+    from services.gateway.pages import page_link
 
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
@@ -90,6 +91,10 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
             tables=tables if role == "dealer" else (),
         )
         lines.append(f"    {role:<17} {issued.jti:<32}  {issued.token}")
+        for table in tables if role == "dealer" else (None,):
+            query = {} if table is None else {"table": table}
+            link = page_link(base, ROLE_PAGES[role], issued.token, **query)
+            lines.append(f"      open {table or ROLE_PAGES[role]}: {link}")
     for player in night.players:
         issued = issue(
             secret,
@@ -100,6 +105,11 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
             now=now,
         )
         lines.append(f"    {'player ' + player:<17} {issued.jti:<32}  {issued.token}")
+        lines.append(f"      open player: {page_link(base, 'player', issued.token)}")
+    # The room's big screen reads the raffles only: a player token with no account.
+    screen = issue(secret, role="player", sub="big-screen", ttl_seconds=BANNER_TOKEN_TTL, now=now)
+    lines.append(f"    {'big screen':<17} {screen.jti:<32}  {screen.token}")
+    lines.append(f"      open screen: {page_link(base, 'screen', screen.token)}")
     print("\n".join(lines), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -110,6 +120,16 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
     await runner.cleanup()
     return 0
 
+
+ROLE_PAGES = {
+    "dealer": "dealer",
+    "cashier": "cashier",
+    "auditor": "ops",
+    "ops": "ops",
+    "member_in_charge": "raffle",
+    "seller": "raffle",
+}
+"""The page each role's banner link opens (a dealer's, one per table)."""
 
 BANNER_TOKEN_TTL = 43200
 """Lifetime of the tokens the ``serve`` banner prints, in seconds (12 hours)."""

@@ -21,7 +21,7 @@ from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
 from services.actor import Reply, error_reply
-from services.aggregates import deal_stream, raffle_stream, table_stream
+from services.aggregates import CAGE, TABLE_PREFIX, deal_stream, raffle_stream, table_stream
 from services.bell_jars.views import flare_view, staff_view
 from services.broker import LOG, Broker
 from services.chance import ServerChance, seal_key
@@ -50,7 +50,9 @@ from services.store.redis_store import (
 )
 from services.store.replication import STORE_UNAVAILABLE, replicas_online
 from services.supervisor import Supervisor
+from services.tables.view import table_view
 from services.tasks import cancel_and_wait, raise_if_cancelled
+from services.view_pushes import CoalescedPushes
 
 log = structlog.get_logger(__name__)
 
@@ -59,13 +61,20 @@ RAFFLE_CLOCK_SECONDS = 3600.0
 (the 170-day announcement of 4620.24(b)(12)); a day's granularity needs no finer."""
 
 ViewListener = Callable[[dict[str, Any] | None], None]
-VIEWS = ("control_sheet", "raffle", "flare", "deal")
+VIEWS = ("control_sheet", "raffle", "flare", "deal", "table", "bankroll")
 """Views a client may watch (``subscribe`` with ``view``): a merchandise wheel's control
 sheet, keyed by table id; a raffle, keyed by raffle id; a bell jar deal's flare (every
-reader) or its staff view (``deal``), keyed by deal id, from the deal's actor."""
-ACTOR_VIEWS = frozenset({"flare", "deal"})
+reader) or its staff view (``deal``), keyed by deal id, from the deal's actor; a table as
+``GET /api/tables/{id}`` shows it, keyed by table id, from the table's actor; a player's
+bankroll, keyed by player id, from the bankroll projection."""
+ACTOR_VIEWS = frozenset({"flare", "deal", "table"})
 """The views read from an actor's state rather than a projection: pushed when the actor
 publishes its events."""
+COALESCED_VIEWS = frozenset({"table", "bankroll"})
+"""The views that change with every bet: pushed at most every
+:data:`services.view_pushes.VIEW_PUSH_SECONDS`, and only when they changed."""
+BANKROLL_STREAMS = (TABLE_PREFIX, CAGE)
+"""A player's bankroll moves with the events of the tables and the cage."""
 
 
 @dataclass(kw_only=True)
@@ -88,6 +97,8 @@ class Runtime:
     _actor_view_feeds: dict[tuple[str, str], Callable[[Envelope], None]] = field(
         default_factory=dict
     )
+    pushes: CoalescedPushes = field(init=False)
+    """The coalesced pushes of :data:`COALESCED_VIEWS`."""
     raffles: Raffles = field(default_factory=Raffles)
     bell_jars: BellJars = field(init=False)
     """Every bell jar deal's ledger and the GC-7Q figures, in the night's time zone."""
@@ -112,6 +123,7 @@ class Runtime:
     def __post_init__(self) -> None:
         self.bell_jars = BellJars(self.night.timezone)
         self.deadlines = Deadlines(self.settings.command_deadline_seconds, _no_reply_in_time)
+        self.pushes = CoalescedPushes(self._pushed_view, self._view_watchers)
 
     @functools.cached_property
     def table_ids(self) -> frozenset[str]:
@@ -296,8 +308,12 @@ class Runtime:
         if decoded:
             broker.publish_log(decoded)
         if self.view_listeners:
+            money_moved = any(s.startswith(BANKROLL_STREAMS) for s in touched)
             for (kind, key), listeners in list(self.view_listeners.items()):
-                if kind not in ACTOR_VIEWS and view_stream(kind, key) in touched:
+                if kind == "bankroll":
+                    if money_moved:
+                        self.pushes.changed(kind, key)
+                elif kind not in ACTOR_VIEWS and view_stream(kind, key) in touched:
                     data = self.view(kind, key)
                     for listener in tuple(listeners):
                         listener(data)
@@ -328,7 +344,23 @@ class Runtime:
             if kind == "flare":
                 return flare_view(state)
             return staff_view(state, self.supervisor.deal_state)
+        if kind == "table":
+            table = self.supervisor.table_state(key)
+            return None if table is None else table_view(table)
+        if kind == "bankroll":
+            figures = self.bankrolls.players.get(key)
+            return None if figures is None else {"player": key, **figures}
         raise KeyError(kind)
+
+    async def _pushed_view(self, kind: str, key: str) -> dict[str, Any] | None:
+        """A coalesced view's data, once the stream it reads is folded here (another
+        process may run the table)."""
+        if kind == "table":
+            await self.supervisor.refresh(table_stream(key))
+        return self.view(kind, key)
+
+    def _view_watchers(self, kind: str, key: str) -> tuple[ViewListener, ...]:
+        return tuple(self.view_listeners.get((kind, key), ()))
 
     def watch(self, kind: str, key: str, listener: ViewListener) -> None:
         first = (kind, key) not in self.view_listeners
@@ -337,6 +369,9 @@ class Runtime:
             # A deal's views come from its actor's state, which moves when the actor
             # publishes its events (the log's tail may see them before): push from there.
             def changed(_env: Envelope) -> None:
+                if kind in COALESCED_VIEWS:
+                    self.pushes.changed(kind, key)
+                    return
                 data = self.view(kind, key)
                 for each in tuple(self.view_listeners.get((kind, key), ())):
                     each(data)
@@ -350,6 +385,7 @@ class Runtime:
             listeners.discard(listener)
             if not listeners:
                 del self.view_listeners[(kind, key)]
+                self.pushes.forget(kind, key)
                 feed = self._actor_view_feeds.pop((kind, key), None)
                 if feed is not None:
                     self.broker.remove(view_stream(kind, key), feed)
@@ -395,6 +431,7 @@ class Runtime:
             log.exception("anchor_not_written", path=str(self.anchor.files.latest))
 
     async def stop(self) -> None:
+        await self.pushes.stop()
         await self.cluster.halt()
         await self.supervisor.stop()
         await self.store.writer.stop()
@@ -430,4 +467,6 @@ def view_stream(kind: str, key: str) -> str:
         return raffle_stream(key)
     if kind in ("flare", "deal"):
         return deal_stream(key)
+    if kind == "table":
+        return table_stream(key)
     return key

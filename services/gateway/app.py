@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from services.gateway.commands import submit_command
+from services.gateway.pages import add_page_routes
 from services.gateway.read_api import (
     get_bankrolls,
     get_bell_jar_deal,
@@ -101,4 +102,5 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+    add_page_routes(app)
     return app

@@ -263,6 +263,15 @@ def may_read(p: Principal, stream: str) -> bool:
     return False
 
 
+MONEY_READERS = frozenset({"auditor", "ops", "cashier"})
+"""Who reads every bankroll (a player reads their own, a dealer their tables' totals)."""
+
+
+def may_read_bankroll(who: Principal, player: str) -> bool:
+    """A player's bankroll: for auditors, ops, cashiers and that player."""
+    return who.role in MONEY_READERS or (who.role == "player" and who.player == player)
+
+
 CONTROL_SHEET_READERS = frozenset({"auditor", "ops", "member_in_charge"})
 """Who reads every merchandise wheel's control sheet."""
 

@@ -21,35 +21,15 @@ from services.broker import LOG
 from services.gateway.auth import (
     CONTROL_SHEET_READERS,
     DEAL_READERS,
+    MONEY_READERS,
     Principal,
     may_read,
+    may_read_bankroll,
     may_read_sheet,
 )
 from services.gateway.protocol import ProtocolError, since_log_id, since_seq
 from services.gateway.transport import RUNTIME, forbidden
-from services.tables.rules import TableState, round_view, table_game
-
-
-def table_view(state: TableState) -> dict[str, Any]:
-    """What a tablet shows of a table (``GET /api/tables/{id}``): the table's part and
-    what its game shows every reader (never a secret, such as a face-down card)."""
-    view: dict[str, Any] = {
-        "table": state.table,
-        "game": state.game,
-        "config": state.config,
-        "outcome_mode": state.outcome_mode,
-        "closed": state.closed,
-        "seq": state.version,
-        "round": state.round,
-        "phase": state.phase,
-        "bets": [
-            {"bet_id": b.bet_id, "player": b.player, "bet": b.bet, "amount": b.amount}
-            for b in state.bets.values()
-        ],
-    }
-    if state.opened:
-        view.update(table_game(state).view(state.config, state.play, round_view(state)))
-    return view
+from services.tables.view import table_view
 
 
 async def get_tables(request: web.Request, who: Principal) -> web.Response:
@@ -74,10 +54,6 @@ async def get_table(request: web.Request, who: Principal) -> web.Response:
     return web.json_response(table_view(state))
 
 
-MONEY_READERS = frozenset({"auditor", "ops", "cashier"})
-"""Who reads every bankroll (a player reads their own, a dealer their tables' totals)."""
-
-
 async def get_bankrolls(request: web.Request, who: Principal) -> web.Response:
     if who.role not in MONEY_READERS:
         return forbidden("bankrolls are for auditors, ops and cashiers")
@@ -94,7 +70,7 @@ async def get_bankrolls(request: web.Request, who: Principal) -> web.Response:
 
 async def get_player_bankroll(request: web.Request, who: Principal) -> web.Response:
     player = request.match_info["id"]
-    if who.role not in MONEY_READERS and not (who.role == "player" and who.player == player):
+    if not may_read_bankroll(who, player):
         return forbidden("a player reads only their own bankroll")
     b = request.app[RUNTIME].bankrolls
     if player not in b.players:

@@ -23,7 +23,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from events.codec import decode, to_json
 from events.envelope import Envelope
 from services.actor import Reply, error_reply
-from services.aggregates import raffle_of, raffle_stream
+from services.aggregates import raffle_of, raffle_stream, table_stream
 from services.bell_jars.views import shown_to_players
 from services.broker import LOG
 from services.cluster.tail import InOrder
@@ -32,6 +32,7 @@ from services.gateway.auth import (
     AuthError,
     Principal,
     may_read,
+    may_read_bankroll,
     may_read_sheet,
     verify,
 )
@@ -460,17 +461,34 @@ class PrincipalSlots:
         return self._count.get(key, 0)
 
 
+WS_SUBPROTOCOL = "casino-night.v1"
+"""The websocket subprotocol the server speaks; a browser offers it with its token as
+``bearer.<token>`` (a browser cannot set a websocket's ``Authorization`` header, and a
+token on the URL would be logged where URLs are)."""
+BEARER_SUBPROTOCOL = "bearer."
+
+
+def bearer_subprotocol(request: web.Request) -> str:
+    """The token a browser offers as the subprotocol ``bearer.<token>`` ("" when none)."""
+    for offered in request.headers.getall("Sec-WebSocket-Protocol", ()):
+        for name in offered.split(","):
+            name = name.strip()
+            if name.startswith(BEARER_SUBPROTOCOL):
+                return name[len(BEARER_SUBPROTOCOL) :]
+    return ""
+
+
 def principal_of(request: web.Request) -> Principal:
     """Who sends an HTTP request or opens a websocket: its bearer token (the
-    ``Authorization`` header, else the ``token`` query), verified and not revoked
-    (AuthError)."""
+    ``Authorization`` header, else the ``token`` query, else a websocket's ``bearer.``
+    subprotocol), verified and not revoked (AuthError)."""
     runtime = request.app[RUNTIME]
     if "Authorization" in request.headers:
         # The header wins when both are given, whatever it holds.
         scheme, _, credentials = request.headers["Authorization"].strip().partition(" ")
         token = credentials.strip() if scheme.lower() == "bearer" else ""
     else:
-        token = request.query.get("token", "")
+        token = request.query.get("token", "") or bearer_subprotocol(request)
     if not token:
         raise AuthError("no token")
     who = verify(runtime.secret, token, now=int(time.time()))
@@ -642,7 +660,18 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
         if kind == "flare" and client.who.role not in DEAL_READERS and hidden:
             raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
         return kind, deal_id
+    if kind == "bankroll":
+        player = text_field(msg, "player")
+        if not may_read_bankroll(client.who, player):
+            raise ProtocolError("forbidden", "a player reads only their own bankroll")
+        return kind, player
     table = text_field(msg, "table")
+    if kind == "table":
+        if table not in client.runtime.table_ids:
+            raise ProtocolError("unknown_table", f"no table {table!r}")
+        if not may_read(client.who, table_stream(table)):
+            raise ProtocolError("forbidden", f"{client.who.role} may not read {table}")
+        return kind, table
     if table not in client.runtime.control_sheets.sheets:
         raise ProtocolError("unknown_table", f"no merchandise wheel {table!r}")
     if not may_read_sheet(client.who, table):
@@ -667,6 +696,8 @@ def _subscribe_view(client: Client, msg: dict[str, Any]) -> None:
     client.views[(kind, key)] = push
     data = runtime.view(kind, key)
     client.answer(request_id(msg), {"ok": True, "result": {"view": kind, "data": data}})
+    if kind == "table":  # another process may run it: what it appended is pushed in a moment
+        runtime.pushes.changed(kind, key)
 
 
 def _on_text(client: Client, text: str, give_back: Callable[[], None]) -> None:
@@ -756,6 +787,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     except AuthError as e:
         return unauthorized(str(e))
     ws = web.WebSocketResponse(
+        protocols=(WS_SUBPROTOCOL,),
         heartbeat=runtime.settings.heartbeat_seconds,
         max_msg_size=runtime.settings.max_frame_bytes,
         compress=False,

@@ -44,7 +44,7 @@ async def _play_round(dealer: WsClient, players: dict[str, WsClient], server: Li
         assert reply["ok"], reply
     dealt = await dealer.cmd("deal", table=TABLE)
     assert dealt["ok"], dealt
-    from services.gateway.read_api import table_view
+    from services.tables.view import table_view
 
     for _ in range(200):
         view = table_view(server.runtime.supervisor.table_state(TABLE))

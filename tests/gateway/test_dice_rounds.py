@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from services.gateway.read_api import table_view
 from services.store.embedded import EmbeddedRedis
+from services.tables.view import table_view
 from tests.conftest import night_doc
 from tests.support import LiveServer, WsClient, dealer_token, player_token, start_server, token
 

@@ -284,7 +284,7 @@ async def test_control_sheets_are_not_for_players_and_unknown_views_are_refused(
     )
     assert refused["error"]["code"] == "forbidden"
     ops = await night.server.connect(token("ops"))
-    unknown = await ops.send({"op": "subscribe", "id": "v-2", "view": "bankroll", "table": PRIZES})
+    unknown = await ops.send({"op": "subscribe", "id": "v-2", "view": "horoscope", "table": PRIZES})
     assert unknown["error"]["code"] == "unknown_view"
 
 
