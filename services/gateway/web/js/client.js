@@ -82,6 +82,21 @@ export class Connection {
     this.views = new Map();     // "view|key" -> {fields, onData, first}
     this.pending = new Map();   // id -> {msg, resolve, attempts, sentAt}
     this.connects = 0;
+    // What each stream handed the page, for the browser tests: no gap (every seq after the
+    // first is the one before plus one) and the frames dropped as already handed over.
+    this.delivered = new Map();  // stream -> {first, last, count, gaps, doubles}
+    window.casinoNight = { connection: this };
+  }
+
+  _count(stream, seq) {
+    let d = this.delivered.get(stream);
+    if (!d) {
+      d = { first: seq, last: seq - 1, count: 0, gaps: 0, doubles: 0 };
+      this.delivered.set(stream, d);
+    }
+    if (typeof seq === "number" && seq !== d.last + 1) d.gaps += 1;
+    d.last = seq;
+    d.count += 1;
   }
 
   get role() { return this.claims.role; }
@@ -178,8 +193,12 @@ export class Connection {
       }
       const sub = this.streams.get(ev.stream);
       if (sub && ev.seq > sub.since) {  // never the same event twice
+        this._count(ev.stream, ev.seq);
         sub.since = ev.seq;
         sub.onEvent(ev);
+      } else if (sub) {
+        const d = this.delivered.get(ev.stream);
+        if (d) d.doubles += 1;
       }
       return;
     }
