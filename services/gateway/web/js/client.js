@@ -242,6 +242,9 @@ export class Connection {
    * the page's own, unique for this tab; a transient refusal or a lost connection sends
    * the same command again with the same id. */
   send(op, fields = {}) {
+    if (this.ended) {
+      return Promise.resolve({ ok: false, error: { code: "unauthorized", message: this.ended } });
+    }
     const id = this._nextId(op);
     const msg = { op, id, ...fields };
     return new Promise((resolve) => {
