@@ -90,7 +90,7 @@ async def test_the_cashier_sells_chips_and_cashes_out(pages: Pages, night: Serve
         alert(tab, "over_limit: 150000 cents is over the cage's transaction limit")
     ).to_be_visible()
     status, after = await night.get("/api/bankrolls/players/p-7", cashier)
-    assert after == bankroll
+    assert status == 200 and after == bankroll
     await expect(tab.locator("#balance")).to_have_text("$30.00")
 
     # The history: both moves, newest first, with who made them.
@@ -141,6 +141,14 @@ async def test_door_sales_grow_the_fifty_fifty_pool_on_the_big_screen(
     await expect(panel.locator('[data-figure="sales"]')).to_have_text(money(view["sales"]))
     await expect(panel.locator('[data-figure="tickets"]')).to_have_text("9")
     await expect(console.get_by_text("sold tickets #4–#9 for $5.00")).to_be_visible()
+    # Each sale is a command of the page's own, with an id no other tab shares.
+    status, body = await night.get("/api/streams/raffle:fifty-fifty/events", seller)
+    assert status == 200, body
+    sales = [e for e in body["events"] if e["type"] == "TicketSold"]
+    assert len(sales) == 2 and all(
+        re.fullmatch(r"raffle-[0-9a-f]{12}-sell_ticket-\d+", e["causation"]) for e in sales
+    )
+    assert len({e["causation"] for e in sales}) == 2
     await pages.shot(console, "raffle-seller")
     await pages.shot(screen, "screen")
 
@@ -242,13 +250,13 @@ async def test_a_refused_raffle_command_shows_its_message(
     await expect(
         alert(console, "serial_taken: ticket 1 of this raffle is already sold")
     ).to_be_visible()
-    # The member in charge draws before the method was announced: refused, with its reason.
-    member = await pages.open("raffle", night.token("member_in_charge", "mia"))
-    await (
-        member.locator('[data-raffle="fifty-fifty"]')
-        .get_by_role("button", name="Hold the drawing")
-        .click()
+    # The member in charge opens the 50/50 alone (`raffle.html?raffle=fifty-fifty`) and
+    # draws before the method was announced: refused, with its reason.
+    member = await pages.open(
+        "raffle", night.token("member_in_charge", "mia"), raffle="fifty-fifty"
     )
+    await expect(member.locator("[data-raffle]")).to_have_count(1)
+    await member.get_by_role("button", name="Hold the drawing").click()
     await expect(
         alert(member, "method_not_recorded: announce and record the drawing method before drawing")
     ).to_be_visible()

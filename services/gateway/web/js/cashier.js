@@ -128,7 +128,7 @@ function drawTotals() {
         h("th", { class: "num" }, "cashed out"), h("th", { class: "num" }, "outstanding"),
         h("th", { class: "num" }, "moves"))),
       h("tbody", {}, line("the cage", cage), line("this cashier", cage.mine))),
-    h("p", { class: "muted" }, `${cage.byPlayer.size} players at the cage`));
+    h("p", { class: "muted" }, `${cage.byPlayer.size} ${cage.byPlayer.size === 1 ? "player" : "players"} at the cage`));
 }
 
 function onCageEvent(ev) {

@@ -253,9 +253,16 @@ async function start() {
     fill(main, h("p", { class: "empty" }, "no raffle is set up"));
     return;
   }
+  // `raffle.html?raffle=<id>`: one raffle only (a seller at one drum, the drawing's table).
+  const only = new URLSearchParams(location.search).get("raffle");
+  const nav = h("nav", { class: "panel raffle-nav", "aria-label": "raffles" },
+    h("a", { class: only ? "button" : "button chosen", href: "raffle.html", "aria-current": only ? null : "page" }, "all raffles"),
+    ids.map((id) => h("a", { class: id === only ? "button chosen" : "button", href: `raffle.html?raffle=${encodeURIComponent(id)}`,
+      "aria-current": id === only ? "page" : null }, id)));
+  const shown = only ? ids.filter((id) => id === only) : ids;
   main.classList.add("wide");
-  const panels = ids.map((id) => new RafflePanel(new RaffleFeed(conn, id)));
-  fill(main, panels.map((p) => p.el));
+  const panels = shown.map((id) => new RafflePanel(new RaffleFeed(conn, id)));
+  fill(main, nav, panels.length ? panels.map((p) => p.el) : h("p", { class: "empty" }, `no raffle ${only}`));
   for (const p of panels) {
     p.feed.start().then((reply) => {
       if (!reply.ok) fill(p.el, h("p", { role: "alert" }, `${p.id}: ${reply.error.code}: ${reply.error.message}`));

@@ -16,9 +16,10 @@ function headline(label, value, key) {
     h("p", { class: "figure", "data-figure": key }, value));
 }
 
+const LATEST = 2;  // happenings a panel shows under its figures, newest first
+
 function latest(feed) {
-  const r = feed.recent[0];
-  return r ? h("p", { class: `screen-latest ${r.kind}`, "data-figure": "latest" }, r.text) : null;
+  return feed.recent.slice(0, LATEST).map((r) => h("p", { class: `screen-latest ${r.kind}` }, r.text));
 }
 
 const DRAW = {
