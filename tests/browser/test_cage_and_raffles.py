@@ -263,3 +263,31 @@ async def test_a_refused_raffle_command_shows_its_message(
     view = await raffle_view(night, "fifty-fifty", seller)
     assert view["tickets"] == 1 and view["drawings"] == 0
     await expect(panel.locator('[data-figure="tickets"]')).to_have_text("1")
+
+
+async def test_the_cashier_console_resumes_after_the_server_restarts(
+    pages: Pages, night: ServeProcess
+) -> None:
+    cashier = night.token("cashier", "cass")
+    tab = await pages.open("cashier", cashier, player="p-3")
+    amount = tab.get_by_label("amount ($)")
+    await amount.fill("10")
+    await tab.get_by_role("button", name="Sell chips").click()
+    await expect(tab.locator("#balance")).to_have_text("$10.00")
+    await night.terminate()
+    await expect(tab.locator("#status")).not_to_have_text("live")
+    # A sale made while the server is away waits, and is sent once it is back.
+    await amount.fill("5")
+    await tab.get_by_role("button", name="Sell chips").click()
+    await night.restart()
+    await night.wait_ready()
+    await expect(tab.locator("#status")).to_have_text("live", timeout=20_000)
+    await expect(tab.locator("#balance")).to_have_text("$15.00")
+    # The history and the totals resume where they were: no move shown twice.
+    await expect(tab.locator("tr.cage-move")).to_have_count(2)
+    totals = tab.get_by_role("table", name="cage totals")
+    await expect(totals.get_by_role("row", name=re.compile("^the cage"))).to_have_text(
+        "the cage$15.00$0.00$15.002"
+    )
+    status, bankroll = await night.get("/api/bankrolls/players/p-3", cashier)
+    assert status == 200 and bankroll["bought"] == 1500
