@@ -29,7 +29,7 @@ function page() {
   const cash = h("button", { type: "button", onclick: () => move("cash_out") }, "Cash out");
   playerInput.addEventListener("change", () => choose(playerInput.value.trim()));
   playerInput.addEventListener("keydown", (e) => { if (e.key === "Enter") choose(playerInput.value.trim()); });
-  amountInput.addEventListener("keydown", (e) => { if (e.key === "Enter") move("buy_chips"); });
+  // No Enter shortcut on the amount: a cash-out must never become a sale by a key press.
   const form = h("section", { "aria-label": "sell or cash out", class: "cage-form" },
     h("h2", {}, "Chips"),
     h("div", { class: "row" },
