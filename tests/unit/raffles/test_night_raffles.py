@@ -90,4 +90,4 @@ def test_raffle_ids_are_unique() -> None:
 
 def test_the_example_night_declares_its_raffles(project_root: Path) -> None:
     night = load_night(project_root / "examples" / "night.toml")
-    assert {r.kind for r in night.raffles} == {"queen_of_hearts", "fifty_fifty"}
+    assert {r.kind for r in night.raffles} == {"queen_of_hearts", "fifty_fifty", "treasure_chest"}

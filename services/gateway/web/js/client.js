@@ -58,6 +58,12 @@ export function logIdAfter(a, b) {
   return am > bm || (am === bm && an > bn);
 }
 
+/** A watched view's key in `Connection.views`: the view's name and what it is of. */
+function viewKey(fields) {
+  const key = fields.table ?? fields.raffle ?? fields.deal ?? fields.player ?? fields.key ?? "";
+  return `${fields.view}|${key}`;
+}
+
 /**
  * One websocket to the server for one page. Subscriptions and commands survive a lost
  * connection: on reconnect, each stream is subscribed again from the last seq (or log id)
@@ -267,12 +273,18 @@ export class Connection {
    * data at once, then each change; after a reconnect the current data again. Resolves
    * with the first subscribe's reply. */
   watch(fields, onData) {
-    const key = fields.table ?? fields.raffle ?? fields.deal ?? fields.player ?? fields.key ?? "";
     return new Promise((resolve) => {
       const view = { fields, onData, first: resolve };
-      this.views.set(`${fields.view}|${key}`, view);
+      this.views.set(viewKey(fields), view);
       this._sendView(view);
     });
+  }
+
+  /** Stop watching a view (the fields given to `watch`): no more pushes, and it is not
+   * subscribed again after a reconnect. */
+  unwatch(fields) {
+    if (!this.views.delete(viewKey(fields))) return;
+    this._raw({ op: "unsubscribe", ...fields });
   }
 
   _sendView(view) {
