@@ -100,6 +100,10 @@ async def test_each_page_is_operable_readable_and_self_contained(
     assert luminance(look["background"]) < 0.1 and "dark" in look["scheme"], look  # a dark hall
     assert await tab.evaluate(NAMELESS_CONTROLS) == []
     assert await tab.evaluate(OUT_OF_TAB_ORDER) == []
+    controls = await tab.locator("button:visible, a[href]:visible, input:visible").count()
     reached = await tab_through(tab)
-    assert len(reached - {""}) >= 2, reached  # the keyboard gets to the page's controls
+    # The keyboard gets to the page's controls (the big screen may have none).
+    assert len(reached - {"", await tab.evaluate("document.body.outerHTML.slice(0, 80)")}) >= min(
+        2, controls
+    ), reached
     await pages.shot(tab, f"{name}-{viewport['width']}")
