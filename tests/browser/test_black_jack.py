@@ -69,6 +69,12 @@ class CardPages(Pages):
         self.opened.append(tab)
         return tab
 
+    async def shot(self, tab: Page, name: str) -> Path:
+        # From the top: the header and the notices are sticky, and a full-page shot draws
+        # them where the page was last scrolled to, over the round.
+        await tab.evaluate("window.scrollTo(0, 0)")
+        return await super().shot(tab, name)
+
 
 @pytest.fixture
 async def pages(
@@ -198,6 +204,7 @@ async def test_a_black_jack_hand_with_a_split(
     # 8♠ to the hand, 5♦ up to the dealer, 8♥ to the hand; the hole card goes face down.
     await pick(dealer, "8 of spades", "5 of diamonds", "8 of hearts")
     await expect(dealer.locator("#bj-stage")).to_have_text("hand 3.0 to act")
+    await expect(player.locator("#bj-stage")).to_have_text("your turn: hand 3.0")
     await expect(dealer.locator(".bj-dealer .card.down")).to_have_count(1)
     await expect(hand(player, "3.0").locator(".bj-total")).to_have_text("16")
     # A pair of eights: the player may split (no double on 16).
@@ -283,6 +290,23 @@ async def test_refusals_at_black_jack_show_their_message(
     )
     await expect(dealer.get_by_role("alert").first).to_contain_text(
         "invalid_card: 9S: every copy of it in the shoe is already out of the box"
+    )
+    # A dead card the player refused is burnt: the hand still waits for its card.
+    burn = dealer.get_by_role("button", name="Burn a dead card")
+    await burn.click()
+    await expect(burn).to_have_attribute("aria-pressed", "true")
+    await expect(dealer.locator("#bj-awaiting")).to_have_text(
+        "Next card picked: burnt as a dead card"
+    )
+    await (
+        dealer.get_by_role("group", name="enter a card")
+        .get_by_role("button", name="2 of clubs", exact=True)
+        .click()
+    )
+    await expect(dealer.locator(".notice").first).to_have_text("2 of clubs burnt")
+    await expect(burn).to_have_attribute("aria-pressed", "false")
+    await expect(dealer.locator("#bj-awaiting")).to_have_text(
+        f"Next card: hand 1.0 (space 1, {PLAYER})"
     )
     # The discards go back only once the box is empty.
     await dealer.get_by_role("button", name="Shuffle the discards").click()
@@ -413,3 +437,41 @@ async def test_a_joker_seven_hand_entered_on_the_card_picker(
         [money(1000), money(400)]
     )
     assert await balance_agrees(dealer_night, player) == CHIPS - 200 + 400 + 1000
+
+
+async def test_insurance_and_a_dealer_natural(
+    dealer_pages: Pages, dealer_night: ServeProcess
+) -> None:
+    await sell_chips(dealer_night)
+    stream = await watch(dealer_night, BJ)
+    dealer = await dealer_pages.open("dealer", dealer_night.dealer_token(BJ), table=BJ)
+    player = await dealer_pages.open(
+        "player", dealer_night.player_token(PLAYER), viewport=PHONE, table=BJ
+    )
+    await dealer.get_by_role("button", name="Open round").click()
+    await player.locator("#stake").fill("2.00")
+    await player.get_by_role("button", name="bet on space 1").click()
+    await expect(dealer.get_by_role("button", name=f"space 1, taken by {PLAYER}")).to_be_disabled()
+    await dealer.get_by_role("button", name="Deal (no more bets)").click()
+    await pick(dealer, "9 of spades", "ace of hearts", "9 of diamonds")
+    # An ace up: insurance (half the wager) until the dealer peeks; no action before it.
+    await expect(player.locator("#bj-stage")).to_have_text(
+        "insurance offered (an ace up) until the dealer peeks"
+    )
+    await expect(hand(player, "1.0").get_by_role("button")).to_have_text(["Insure $1.00"])
+    await player.get_by_role("button", name="insure hand 1.0 for $1.00").click()
+    await expect(hand(dealer, "1.0")).to_contain_text("insured $1.00")
+    await expect(hand(player, "1.0").get_by_role("button")).to_have_count(0)
+    # The dealer peeks: a natural, the hole card a king (only 10-counts are offered).
+    naturals = dealer.get_by_role("group", name="peek: a natural, the hole card is")
+    await expect(naturals.get_by_role("button")).to_have_count(16)
+    await naturals.get_by_role("button", name="natural: hole card king of clubs").click()
+    await expect(dealer.locator("#bj-stage")).to_have_text("round over")
+    await expect(dealer.get_by_role("group", name="the dealer's cards")).to_have_text("A♥K♣")
+    parts = await parts_of(stream, BJ, 1, {"insurance", "hand:1.0"})
+    assert parts["insurance"]["paid"] == 300 and parts["hand:1.0"]["paid"] == 0
+    await expect(dealer.locator(".bj-dealer .bj-result")).to_have_text(
+        "insurance: won · paid $3.00"
+    )
+    await expect(hand(player, "1.0").locator(".bj-result")).to_have_text("lost · paid $0.00")
+    assert await balance_agrees(dealer_night, player) == CHIPS - 200 - 100 + 300

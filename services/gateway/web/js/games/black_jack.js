@@ -241,7 +241,8 @@ function cardEntry(ctx) {
           burnNext = false;
           ctx.send("burn_card", { card }, `${words(card)} burnt`).then(() => ctx.changed());
         } else {
-          ctx.send("enter_cards", { cards: [card] }, `${words(card)} to ${v.awaiting}`);
+          const to = { dealer: "the dealer", hole: "the hole card" }[v.awaiting] || `hand ${v.awaiting}`;
+          ctx.send("enter_cards", { cards: [card] }, `${words(card)} to ${to}`);
         }
       },
     }));
@@ -263,7 +264,11 @@ export function round(ctx) {
   if (!v || v.stage === undefined) return null;
   const parts = partsOfRound(ctx);
   const hands = v.hands || [];
-  const stage = v.stage === "players" && v.turn ? `hand ${v.turn} to act` : STAGE_TEXT[v.stage] || v.stage;
+  const turn = hands.find((x) => x.hand === v.turn);
+  let stage = STAGE_TEXT[v.stage] || v.stage;
+  if (v.stage === "players" && turn) {
+    stage = !ctx.isDealer && turn.player === ctx.player ? `your turn: hand ${turn.hand}` : `hand ${turn.hand} to act`;
+  }
   return h("div", { class: "bj-round" },
     h("h2", {}, `Black Jack · round ${v.round ?? "–"}`),
     h("p", {},

@@ -5,7 +5,7 @@
 
 import { h, money } from "../ui.js";
 import { redraw } from "../table.js";
-import { cardRow, JOKER, picker, short, words } from "./cards.js";
+import { cardRow, isRed, JOKER, picker, short, words } from "./cards.js";
 
 const HAND_SIZE = 7;    // 4620.16(c): seven cards dealt face up
 const MOST_JOKERS = 2;  // 4620.16(a): one deck and two jokers
@@ -85,7 +85,8 @@ export function outcomeEntry(ctx) {
       h("p", { id: "j7-count" }, `${chosen.length} of ${HAND_SIZE} cards`),
       h("div", { class: "row", role: "group", "aria-label": "the cards entered" },
         chosen.length ? chosen.map((c, i) => h("button", {
-          type: "button", class: "pick-card", "data-k": `j7-chosen-${i}`,
+          type: "button", class: isRed(c) ? "pick-card red-suit" : c === JOKER ? "pick-card joker" : "pick-card",
+          "data-k": `j7-chosen-${i}`,
           "aria-label": `remove ${words(c)}`,
           onclick: () => { chosen.splice(i, 1); redraw(box, draw); },
         }, short(c))) : h("span", { class: "muted" }, "tap the cards as they lie")),
