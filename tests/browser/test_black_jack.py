@@ -217,6 +217,9 @@ async def test_a_black_jack_hand_with_a_split(
     # Hand 3.0 (the right one) first: 8♠ 3♣, then hit: 10♥ makes 21, which stands by itself.
     await pick(dealer, "3 of clubs")
     await expect(hand(dealer, "3.0").locator(".bj-total")).to_have_text("11")
+    await expect(dealer.locator("#bj-awaiting")).to_have_text(
+        "No card due: hand 3.0's decision first"
+    )
     # No double on a split hand (4620.5(k)(6)): only hit and stand are offered.
     await expect(hand(player, "3.0").get_by_role("button")).to_have_text(["Hit", "Stand"])
     await dealer_pages.shot(dealer, "dealer-split-mid-hand")
@@ -355,6 +358,13 @@ async def test_a_black_jack_round_in_rng_mode(pages: Pages, night: ServeProcess)
     row = settled.locator("tr", has_text=part["settlements"][0]["bet_id"])
     await expect(row.locator("td").nth(5)).to_have_text(money(part["paid"]))
     await pages.shot(dealer, "dealer-rng-round")
+    # A round whose bets close with none on the layout: the deal just ends it.
+    await dealer.get_by_role("button", name="Open round").click()
+    await expect(dealer.get_by_role("button", name="Deal (no more bets)")).to_be_disabled()
+    await dealer.get_by_role("button", name="No more bets", exact=True).click()
+    await dealer.get_by_role("button", name="End the round (no bet)").click()
+    await expect(stage).to_have_text("round over")
+    await expect(dealer.locator("#phase")).to_have_text("idle")
 
 
 async def test_a_joker_seven_round_drawn(pages: Pages, night: ServeProcess) -> None:
@@ -463,6 +473,7 @@ async def test_insurance_and_a_dealer_natural(
     await expect(hand(dealer, "1.0")).to_contain_text("insured $1.00")
     await expect(hand(player, "1.0").get_by_role("button")).to_have_count(0)
     # The dealer peeks: a natural, the hole card a king (only 10-counts are offered).
+    await expect(dealer.locator("#bj-awaiting")).to_have_text("No card due: the dealer peeks first")
     naturals = dealer.get_by_role("group", name="peek: a natural, the hole card is")
     await expect(naturals.get_by_role("button")).to_have_count(16)
     await naturals.get_by_role("button", name="natural: hole card king of clubs").click()
@@ -475,3 +486,9 @@ async def test_insurance_and_a_dealer_natural(
     )
     await expect(hand(player, "1.0").locator(".bj-result")).to_have_text("lost · paid $0.00")
     assert await balance_agrees(dealer_night, player) == CHIPS - 200 - 100 + 300
+    # Dealer mode too: bets closed with none on the layout, the deal ends the round.
+    await dealer.get_by_role("button", name="Open round").click()
+    await dealer.get_by_role("button", name="No more bets", exact=True).click()
+    await expect(dealer.locator("#bj-awaiting")).to_have_text("No card due: no bet on the layout")
+    await dealer.get_by_role("button", name="End the round (no bet)").click()
+    await expect(dealer.locator("#bj-stage")).to_have_text("round over")

@@ -185,12 +185,16 @@ function dealerControls(ctx) {
   const dealerMode = v.outcome_mode === "dealer";
   const nothingDealt = !v.dealer.cards.length && !(v.hands || []).some((x) => x.cards.length);
   const items = [];
-  if (v.stage === "betting" || (v.stage === "dealing" && nothingDealt && !dealerMode)) {
+  const noHand = !(v.hands || []).length;
+  // After the shell's "no more bets": RNG mode deals; with no bet on the layout the deal
+  // ends the round (either mode). A dealer-mode deal of bets is the cards entered.
+  if (v.stage === "betting" || (v.stage === "dealing" && nothingDealt && (!dealerMode || noHand))) {
+    const label = v.stage === "betting" ? "Deal (no more bets)" : noHand ? "End the round (no bet)" : "Deal";
     items.push(h("button", {
       type: "button", class: "primary", "data-k": "bj-deal",
-      disabled: !(v.bets || []).length,
-      onclick: () => ctx.send("deal", {}, "dealt"),
-    }, v.stage === "betting" ? "Deal (no more bets)" : "Deal"));
+      disabled: v.stage === "betting" && !(v.bets || []).length,
+      onclick: () => ctx.send("deal", {}, noHand && v.stage !== "betting" ? "round ended" : "dealt"),
+    }, label));
   }
   if (v.stage === "insurance" || v.stage === "peek") {
     if (!dealerMode) {
@@ -221,6 +225,14 @@ function dealerControls(ctx) {
   return h("div", { class: "bj-controls" }, row);
 }
 
+/** Why no card is due (dealer mode), for the line above the picker. */
+function idleReason(v) {
+  if (v.stage === "insurance" || v.stage === "peek") return ": the dealer peeks first";
+  if (v.stage === "players") return `: hand ${v.turn}'s decision first`;
+  if (v.stage === "dealing" && !(v.hands || []).length) return ": no bet on the layout";
+  return "";
+}
+
 /** Dealer mode: the card the game waits for, picked from ranks × suits; a dead card burnt;
  * the discards shuffled when the box is empty. */
 function cardEntry(ctx) {
@@ -230,7 +242,7 @@ function cardEntry(ctx) {
   const parts = [
     h("p", { class: "bj-awaiting", id: "bj-awaiting" },
       burnNext ? "Next card picked: burnt as a dead card"
-        : v.awaiting ? `Next card: ${target(v, v.awaiting)}` : live ? "No card due: a decision first" : "No card due"),
+        : v.awaiting ? `Next card: ${target(v, v.awaiting)}` : `No card due${idleReason(v)}`),
   ];
   if (live && (due || burnNext)) {
     parts.push(picker({
