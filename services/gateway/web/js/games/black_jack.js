@@ -46,7 +46,7 @@ export function layout(ctx) {
   const buttons = [];
   for (let n = 1; n <= spaces; n += 1) {
     const bet = taken.get(n);
-    const mine = bet && bet.player === ctx.player;
+    const mine = bet && !ctx.isDealer && bet.player === ctx.player;
     buttons.push(h("button", {
       type: "button",
       class: bet ? (mine ? "bj-space taken mine" : "bj-space taken") : "bj-space",
