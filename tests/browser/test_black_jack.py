@@ -220,8 +220,10 @@ async def test_a_black_jack_hand_with_a_split(
     await expect(dealer.locator("#bj-awaiting")).to_have_text(
         "No card due: hand 3.0's decision first"
     )
-    # No double on a split hand (4620.5(k)(6)): only hit and stand are offered.
+    # No double on a split hand (4620.5(k)(6)): only hit and stand are offered, and nothing
+    # on hand 3.1 until its turn.
     await expect(hand(player, "3.0").get_by_role("button")).to_have_text(["Hit", "Stand"])
+    await expect(hand(player, "3.1").get_by_role("button")).to_have_count(0)
     await dealer_pages.shot(dealer, "dealer-split-mid-hand")
     await dealer_pages.shot(player, "player-split-mid-hand")
     await player.get_by_role("button", name="hit hand 3.0").click()
@@ -469,6 +471,12 @@ async def test_insurance_and_a_dealer_natural(
         "insurance offered (an ace up) until the dealer peeks"
     )
     await expect(hand(player, "1.0").get_by_role("button")).to_have_text(["Insure $1.00"])
+    # Another player sees the hand, not its commands.
+    other = await dealer_pages.open(
+        "player", dealer_night.player_token("p-2"), viewport=PHONE, table=BJ
+    )
+    await expect(hand(other, "1.0").locator(".bj-total")).to_have_text("18")
+    await expect(hand(other, "1.0").get_by_role("button")).to_have_count(0)
     await player.get_by_role("button", name="insure hand 1.0 for $1.00").click()
     await expect(hand(dealer, "1.0")).to_contain_text("insured $1.00")
     await expect(hand(player, "1.0").get_by_role("button")).to_have_count(0)
