@@ -101,6 +101,9 @@ class Pages:
     async def shot(self, tab: Page, name: str) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{self.test}-{name}.png"
+        # From the top: the header and the notices are sticky, and a full-page shot draws
+        # them where the page was last scrolled to, over the page.
+        await tab.evaluate("window.scrollTo(0, 0)")
         await tab.screenshot(path=str(path), full_page=True)
         return path
 

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, ConsoleMessage, Page, expect
+from playwright.async_api import Browser, Page, expect
 
-from services.gateway.pages import page_link
-from tests.browser.conftest import EXAMPLE_NIGHT, PHONE, TABLET, Pages
+from tests.browser.conftest import EXAMPLE_NIGHT, PHONE, Pages
 from tests.e2e.serve import EXE, ServeProcess
 from tests.support import WsClient
 
@@ -47,44 +46,6 @@ def dealer_mode_night() -> str:
     return text
 
 
-class CardPages(Pages):
-    """conftest's pages, with the browser's own request for /favicon.ico answered (no page
-    has an icon yet, and Chromium logs its 404 as a console error, failing the test)."""
-
-    async def open(
-        self, page: str, token: str, *, viewport: dict[str, int] = TABLET, **query: str
-    ) -> Page:
-        context = await self.browser.new_context(viewport=viewport)  # type: ignore[arg-type]
-        await context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
-        tab = await context.new_page()
-
-        def on_console(msg: ConsoleMessage) -> None:
-            if msg.type == "error":
-                self.errors.append(f"{page}: console: {msg.text}")
-
-        tab.on("console", on_console)
-        tab.on("pageerror", lambda e: self.errors.append(f"{page}: {e}"))
-        await tab.goto(page_link(self.server.base, page, token, **query))
-        await expect(tab.locator("#status")).to_have_text("live")
-        self.opened.append(tab)
-        return tab
-
-    async def shot(self, tab: Page, name: str) -> Path:
-        # From the top: the header and the notices are sticky, and a full-page shot draws
-        # them where the page was last scrolled to, over the round.
-        await tab.evaluate("window.scrollTo(0, 0)")
-        return await super().shot(tab, name)
-
-
-@pytest.fixture
-async def pages(
-    browser: Browser, night: ServeProcess, request: pytest.FixtureRequest
-) -> AsyncIterator[Pages]:
-    opened = CardPages(browser, night, request.node.name)
-    yield opened
-    opened.check()
-
-
 @pytest.fixture
 async def dealer_night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
     """The real server running the example night with its card tables in dealer mode."""
@@ -103,7 +64,7 @@ async def dealer_night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
 async def dealer_pages(
     browser: Browser, dealer_night: ServeProcess, request: pytest.FixtureRequest
 ) -> AsyncIterator[Pages]:
-    opened = CardPages(browser, dealer_night, request.node.name)
+    opened = Pages(browser, dealer_night, request.node.name)
     yield opened
     opened.check()
 
