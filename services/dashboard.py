@@ -51,6 +51,8 @@ RECENT_OUTCOMES = 10
 """Outcomes shown per table (the game view's recent ones, newest first)."""
 REFUSAL_KINDS = frozenset({"unavailable", "busy"})
 """Reply codes counted into alerts (their own kind each)."""
+BANKROLL_NAMES = {"bets": "bets_placed"}
+"""A table row's names for the bankroll projection's table figures, where they differ."""
 CLOSING_KINDS = {"closed": "table_closed", "prize_limit": "wheel_closed"}
 """The alert kind of each reason a table closes (``projections.timeline``)."""
 
@@ -300,7 +302,9 @@ def _table_row(
         row["closed"] = state.closed
         row["bets"], row["staked"] = tally.tally(state)
     for name in TABLE_FIELDS:
-        row[name] = int(figures.get(name, 0))
+        # The bankroll's ``bets`` (every bet of every round) is ``bets_placed`` here: the
+        # row's ``bets`` are the current round's.
+        row[BANKROLL_NAMES.get(name, name)] = int(figures.get(name, 0))
     row["hold"] = hold(row["house_win"], row["handle"])
     last, recent = recent_outcomes(state) if state is not None else (None, None)
     row["last_outcome"] = last
