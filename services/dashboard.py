@@ -142,10 +142,15 @@ class NightWatch:
         self.near_limit = {t for t, s in sheets.sheets.items() if _near_limit(s)}
 
     def page(
-        self, touched: Iterable[str], timeline: Timeline, sheets: ControlSheets, now_ms: int
+        self,
+        touched: Iterable[str] | None,
+        timeline: Timeline,
+        sheets: ControlSheets,
+        now_ms: int,
     ) -> None:
         """After the projections folded a page whose entries were of the ``touched``
-        streams."""
+        streams (None: look at every wheel; the closings are counted either way, so a look
+        now and then also finds what was folded without a page, at start)."""
         closings = timeline.closings
         while self.closings_seen < len(closings):
             c = closings[self.closings_seen]
@@ -157,7 +162,8 @@ class NightWatch:
                 else f"{c['table']} closed"
             )
             self.alerts.raise_alert(kind, c["table"], message, now_ms)
-        for stream in touched:
+        streams = touched if touched is not None else [TABLE_PREFIX + t for t in sheets.sheets]
+        for stream in streams:
             if not stream.startswith(TABLE_PREFIX):
                 continue
             table = stream[len(TABLE_PREFIX) :]

@@ -311,11 +311,14 @@ class Runtime:
             await asyncio.sleep(RAFFLE_CLOCK_SECONDS)
 
     async def _watch_alerts(self) -> None:
-        """Every ``ALERT_CHECK_SECONDS``: the refusal counts due, and whether the
-        projections lag the log (``projection_lag``)."""
+        """Every ``ALERT_CHECK_SECONDS``: the refusal counts due, the closings and wheels
+        near their limit not yet seen, and whether the projections lag the log
+        (``projection_lag``)."""
         while True:
             await asyncio.sleep(ALERT_CHECK_SECONDS)
             self.alerts.flush(now_ms())
+            # What the runner folded without a page to hand on (its catch-up as it starts).
+            self.night_watch.page(None, self.timeline, self.control_sheets, now_ms())
             try:
                 head = await self.store.log_head()
             except Exception as e:  # the store may be restarting: its replies say so

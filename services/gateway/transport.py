@@ -669,6 +669,9 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
     if kind == "dashboard":
         if client.who.role not in DASHBOARD_READERS:
             raise ProtocolError("forbidden", f"{client.who.role} may not read the dashboard")
+        if msg.get("key", DASHBOARD_KEY) != DASHBOARD_KEY:
+            # The view has one key; a client may name it (it is the pushes' ``key``).
+            raise ProtocolError("bad_request", f"the dashboard's only key is {DASHBOARD_KEY!r}")
         return kind, DASHBOARD_KEY
     if kind == "bankroll":
         player = text_field(msg, "player")

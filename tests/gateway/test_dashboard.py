@@ -75,7 +75,7 @@ async def test_only_ops_and_auditors_watch_the_dashboard(server: LiveServer) -> 
         reply = await client.send({**DASHBOARD, "id": client.next_id()})
         assert reply["ok"] is False and reply["error"]["code"] == "forbidden", reply
     for role in ("ops", "auditor"):
-        _client, data = await watch(server, role)
+        reader, data = await watch(server, role)
         assert [t["table"] for t in data["tables"]] == ["roulette-1", "roulette-2"]
         assert data["occasion"] == {
             "id": "night-1",
@@ -84,6 +84,11 @@ async def test_only_ops_and_auditors_watch_the_dashboard(server: LiveServer) -> 
             "ends_at": None,
         }
         assert data["log_id"] == server.runtime.runner.last_id
+    # The view's one key may be named (the pushes carry it); no other.
+    named = await reader.send({**DASHBOARD, "id": "k-1", "key": "night"})
+    assert named["ok"] and named["result"]["data"]["tables"]
+    other = await reader.send({**DASHBOARD, "id": "k-2", "key": "day"})
+    assert other["error"]["code"] == "bad_request", other
     # And it stops when asked.
     listeners = server.runtime.view_listeners[("dashboard", "night")]
     client, _data = await watch(server)
