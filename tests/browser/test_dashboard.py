@@ -5,9 +5,13 @@ after the server restarts the page resumes the log without a gap and without a d
 
 from __future__ import annotations
 
-from playwright.async_api import Page, expect
+import datetime as dt
+import re
+from pathlib import Path
 
-from tests.browser.conftest import Pages
+from playwright.async_api import Browser, Page, expect
+
+from tests.browser.conftest import EXAMPLE_NIGHT, Pages
 from tests.e2e.serve import ServeProcess
 
 STRAIGHT_17 = {"kind": "straight", "numbers": ["17"]}
@@ -116,3 +120,31 @@ async def test_after_a_restart_the_page_resumes_without_a_gap_or_a_double(
     await expect(alerts).to_have_count(2)
     await expect(alerts.nth(0)).to_contain_text("money-wheel-1 closed")
     await pages.shot(tab, "dashboard-after-restart")
+
+
+async def test_the_occasion_clock_runs_from_the_window_s_start_to_its_end(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A night file with a window that opened an hour ago, for four hours: the bar is a
+    quarter along, three hours left."""
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).replace(microsecond=0)
+    text = EXAMPLE_NIGHT.read_text().replace(
+        "# starts_at = 2026-11-29T18:00:00-05:00", f"starts_at = {start.isoformat()}"
+    )
+    text = text.replace("# hours = 14 ", "hours = 4 ")
+    server = ServeProcess(tmp_path / "windowed", text)
+    await server.start()
+    await server.wait_ready()
+    pages = Pages(browser, server, "test_the_occasion_clock")
+    try:
+        tab = await pages.open("ops", server.token("auditor", "auditor-1"))
+        bar = tab.locator('#clock [role="progressbar"]')
+        # (a minute or so of start-up later: 25 %, 2 h 58 or 59 min left)
+        await expect(bar).to_have_attribute("aria-valuenow", re.compile(r"^2[56]$"))
+        await expect(tab.locator('#clock [data-k="window"]')).to_have_text(
+            re.compile(r"^2 h 5[89] min left$")
+        )
+        await pages.shot(tab, "dashboard-occasion-clock")
+    finally:
+        await server.aclose()
+    pages.check()

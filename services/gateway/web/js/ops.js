@@ -197,7 +197,7 @@ function drawClock() {
   const bar = h("span", {});
   bar.style.width = `${(done * 100).toFixed(1)}%`;
   fill(clockSec.body, head,
-    h("p", {}, `${time(o.starts_at)} – ${time(o.ends_at)} · `, h("strong", { "data-k": "window" }, where)),
+    h("p", {}, `${minute(o.starts_at)} – ${minute(o.ends_at)} · `, h("strong", { "data-k": "window" }, where)),
     h("div", { class: `bar-gauge${now >= o.ends_at ? " full" : ""}`, role: "progressbar", "aria-label": "the occasion's window",
       "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": Math.round(done * 100) }, bar));
 }
