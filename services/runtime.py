@@ -316,24 +316,26 @@ class Runtime:
         (``projection_lag``)."""
         while True:
             await asyncio.sleep(ALERT_CHECK_SECONDS)
-            self.alerts.flush(now_ms())
-            # What the runner folded without a page to hand on (its catch-up as it starts).
-            self.night_watch.page(None, self.timeline, self.control_sheets, now_ms())
             try:
-                head = await self.store.log_head()
-            except Exception as e:  # the store may be restarting: its replies say so
+                await self._look_for_alerts()
+            except Exception as e:  # the store may be restarting: look again in a moment
                 raise_if_cancelled()
-                log.debug("log_head_not_read", error=type(e).__name__)
-                continue
-            lag = self.lag_watch.observe(self.runner.last_id, head, now_ms())
-            if lag is not None:
-                self.alerts.raise_alert(
-                    "projection_lag",
-                    "projections",
-                    f"the projections are at least {lag / 1000:.1f} s behind the log"
-                    f" (folded {self.runner.last_id}, log end {head})",
-                    now_ms(),
-                )
+                log.warning("alerts_not_checked", error=type(e).__name__)
+
+    async def _look_for_alerts(self) -> None:
+        self.alerts.flush(now_ms())
+        # What the runner folded without a page to hand on (its catch-up as it starts).
+        self.night_watch.page(None, self.timeline, self.control_sheets, now_ms())
+        head = await self.store.log_head()
+        lag = self.lag_watch.observe(self.runner.last_id, head, now_ms())
+        if lag is not None:
+            self.alerts.raise_alert(
+                "projection_lag",
+                "projections",
+                f"the projections are at least {lag / 1000:.1f} s behind the log"
+                f" (folded {self.runner.last_id}, log end {head})",
+                now_ms(),
+            )
 
     def alert(self, kind: str, subject: str, message: str) -> None:
         """Raise an alert now (the dashboard shows it)."""
