@@ -15,7 +15,8 @@ event of the night reaches it; it parses only the view's pushes).
   that entry is among the newest the figures include, and the difference is how old the
   figures are when the tablet gets them: the projections' tail, the coalescing interval
   (0.25 s) and the send. p50, p99 and max over the pushes of the measured window (the
-  bench's clock and Redis's are the same machine's).
+  bench's clock and Redis's are the same machine's). Between two pushes the figures on
+  the screen age by up to the interval more.
 - Cost: the server process's CPU (user + system from ``/proc/<pid>/stat``) over each
   phase's window as % of one core; the dashboard's cost is the phase with it minus the
   mean of the two without. The machine is shared: compare the phases of one run only.
@@ -303,7 +304,9 @@ async def run(quick: bool) -> list[Result]:
             f" {percentile(view_only.lags, 99):.0f} ms), then {cpu_2:.0f}% without again; the"
             f" dashboard's share {cpu_dash - cpu_without:+.0f} points of a core, the view's"
             f" alone {cpu_view - cpu_without:+.0f} (with minus the mean of the two without;"
-            " a shared machine's noise is of the same order)",
+            " a shared machine's noise is of the same order). The server is one event loop:"
+            " near 100 % it is saturated, and a cost shows in 14a's lag and the bets'"
+            " latency rather than in its CPU (14d measures the view's own)",
         ),
         Result(
             "14c server CPU at 5,000 bets/s without it (mean of the phases before and after)",
