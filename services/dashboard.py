@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from projections.bankroll import TABLE_FIELDS, Bankrolls
 from projections.control_sheets import ControlSheets
@@ -21,8 +21,37 @@ from projections.raffles import Raffles
 from projections.timeline import Timeline
 from services.aggregates import TABLE_PREFIX
 from services.games.base import Round
-from services.night import Night
 from services.tables.rules import BetNode, TableState, table_game
+
+
+class TableSpecLike(Protocol):
+    """What the view reads of a night's table (``services.night.TableSpec``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def game(self) -> str: ...
+    @property
+    def outcome_mode(self) -> str: ...
+
+
+class Night(Protocol):
+    """What the view reads of the night (``services.night.Night``, whose module parses
+    dates: this one stays clear of the clock)."""
+
+    @property
+    def organization_name(self) -> str: ...
+    @property
+    def occasion(self) -> str: ...
+    @property
+    def occasion_name(self) -> str: ...
+    @property
+    def occasion_starts_at(self) -> int | None: ...
+    @property
+    def occasion_ends_at(self) -> int | None: ...
+    @property
+    def tables(self) -> tuple[TableSpecLike, ...]: ...
+
 
 DASHBOARD_KEY = "night"
 """The one key of the ``dashboard`` view (a subscribe names no key)."""
