@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
 Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, bell_jars,
-fanout, fairness, soak, black_jack, scaling.
+fanout, fairness, soak, black_jack, scaling, dashboard.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -22,6 +22,7 @@ from bench import (
     bell_jars,
     black_jack,
     control_sheets,
+    dashboard,
     dice,
     e2e,
     fanout,
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "soak": hostile.soak,
     "black_jack": black_jack.run,
     "scaling": scaling.run,
+    "dashboard": dashboard.run,
 }
 
 

@@ -285,6 +285,7 @@ async def _replay(args: argparse.Namespace) -> int:
     from projections.control_sheets import ControlSheets
     from projections.raffles import Raffles
     from projections.runner import ProjectionRunner, checkpoint_key
+    from projections.timeline import Timeline
     from services.gateway.auth import load_secret
     from services.night import load_night
 
@@ -298,8 +299,9 @@ async def _replay(args: argparse.Namespace) -> int:
         control_sheets = ControlSheets()
         raffles = Raffles()
         bell_jars = BellJars(zone)
+        timeline = Timeline()
         runner = ProjectionRunner(
-            store, [bankrolls, control_sheets, raffles, bell_jars], mac_key=mac_key
+            store, [bankrolls, control_sheets, raffles, bell_jars, timeline], mac_key=mac_key
         )
         started = time.perf_counter()
         count = await runner.catch_up()
@@ -320,6 +322,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "control_sheets": control_sheets.snapshot()["sheets"] if args.show else None,
             "raffles": raffles.views() if args.show else None,
             "bell_jars": bell_jars.report() if args.show else None,
+            "house_result": timeline.snapshot() if args.show else None,
         }
         print(json.dumps(report, indent=2))
         return 0

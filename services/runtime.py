@@ -20,6 +20,7 @@ from projections.bell_jars import BellJars
 from projections.control_sheets import ControlSheets
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
+from projections.timeline import Timeline
 from services.actor import Reply, error_reply
 from services.aggregates import CAGE, TABLE_PREFIX, deal_stream, raffle_stream, table_stream
 from services.bell_jars.views import flare_view, staff_view
@@ -29,6 +30,16 @@ from services.cluster.forward import Message, inbox_mac_key
 from services.cluster.identity import NodeLock, check_node_id, default_node_id, new_incarnation
 from services.cluster.node import ClusterNode, tail_skips
 from services.cluster.tail import stream_and_seq
+from services.dashboard import (
+    ALERT_CHECK_SECONDS,
+    DASHBOARD_KEY,
+    DASHBOARD_PUSH_SECONDS,
+    Alerts,
+    LagWatch,
+    NightWatch,
+    RoundTally,
+    dashboard_view,
+)
 from services.deadlines import Deadlines
 from services.gateway.auth import Principal
 from services.gateway.metrics import Metrics
@@ -61,12 +72,14 @@ RAFFLE_CLOCK_SECONDS = 3600.0
 (the 170-day announcement of 4620.24(b)(12)); a day's granularity needs no finer."""
 
 ViewListener = Callable[[dict[str, Any] | None], None]
-VIEWS = ("control_sheet", "raffle", "flare", "deal", "table", "bankroll")
+VIEWS = ("control_sheet", "raffle", "flare", "deal", "table", "bankroll", "dashboard")
 """Views a client may watch (``subscribe`` with ``view``): a merchandise wheel's control
 sheet, keyed by table id; a raffle, keyed by raffle id; a bell jar deal's flare (every
 reader) or its staff view (``deal``), keyed by deal id, from the deal's actor; a table as
 ``GET /api/tables/{id}`` shows it, keyed by table id, from the table's actor; a player's
-bankroll, keyed by player id, from the bankroll projection."""
+bankroll, keyed by player id, from the bankroll projection; the ops dashboard
+(``services.dashboard``), one key (``"night"``), pushed at most every
+:data:`services.dashboard.DASHBOARD_PUSH_SECONDS`."""
 ACTOR_VIEWS = frozenset({"flare", "deal", "table"})
 """The views read from an actor's state rather than a projection: pushed when the actor
 publishes its events."""
@@ -100,6 +113,15 @@ class Runtime:
     pushes: CoalescedPushes = field(init=False)
     """The coalesced pushes of :data:`COALESCED_VIEWS`."""
     raffles: Raffles = field(default_factory=Raffles)
+    timeline: Timeline = field(default_factory=Timeline)
+    """The house result a minute, per occasion, and the tables' closings (the dashboard)."""
+    alerts: Alerts = field(default_factory=Alerts)
+    """This process's recent alerts, shown on the dashboard (``services.dashboard``)."""
+    night_watch: NightWatch = field(init=False)
+    lag_watch: LagWatch = field(default_factory=LagWatch)
+    dashboard_pushes: CoalescedPushes = field(init=False)
+    """The dashboard's coalesced pushes (its own interval, ``DASHBOARD_PUSH_SECONDS``)."""
+    round_tally: RoundTally = field(default_factory=RoundTally)
     bell_jars: BellJars = field(init=False)
     """Every bell jar deal's ledger and the GC-7Q figures, in the night's time zone."""
     vault: PurchaserVault = field(init=False)
@@ -124,6 +146,12 @@ class Runtime:
         self.bell_jars = BellJars(self.night.timezone)
         self.deadlines = Deadlines(self.settings.command_deadline_seconds, _no_reply_in_time)
         self.pushes = CoalescedPushes(self._pushed_view, self._view_watchers)
+        self.dashboard_pushes = CoalescedPushes(
+            self._pushed_view, self._view_watchers, interval=DASHBOARD_PUSH_SECONDS
+        )
+        self.night_watch = NightWatch(self.alerts)
+        self.alerts.on_raised = self._dashboard_changed
+        self.metrics.on_refusal = lambda code: self.alerts.count(code, now_ms())
 
     @functools.cached_property
     def table_ids(self) -> frozenset[str]:
@@ -230,7 +258,7 @@ class Runtime:
         await self._start_anchor()
         self.runner = ProjectionRunner(
             self.store,
-            [self.bankrolls, self.control_sheets, self.raffles, self.bell_jars],
+            [self.bankrolls, self.control_sheets, self.raffles, self.bell_jars, self.timeline],
             on_entries=self._publish_log,
             mac_key=checkpoint_key(self.secret),
             on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),
@@ -238,7 +266,9 @@ class Runtime:
         )
         await self.runner.load_checkpoint()
         await self.runner.catch_up()
+        self.night_watch.seed(self.timeline, self.control_sheets)
         self.tasks.append(asyncio.create_task(self.runner.run(), name="projections"))
+        self.tasks.append(asyncio.create_task(self._watch_alerts(), name="alerts"))
         self.tasks.append(asyncio.create_task(self._raffle_clock(), name="raffle-clock"))
         log.info(
             "night_started",
@@ -280,6 +310,57 @@ class Runtime:
                 log.warning("raffle_clock_failed", error=type(e).__name__)
             await asyncio.sleep(RAFFLE_CLOCK_SECONDS)
 
+    async def _watch_alerts(self) -> None:
+        """Every ``ALERT_CHECK_SECONDS``: the refusal counts due, the closings and wheels
+        near their limit not yet seen, and whether the projections lag the log
+        (``projection_lag``)."""
+        while True:
+            await asyncio.sleep(ALERT_CHECK_SECONDS)
+            try:
+                await self._look_for_alerts()
+            except Exception as e:  # the store may be restarting: look again in a moment
+                raise_if_cancelled()
+                log.warning("alerts_not_checked", error=type(e).__name__)
+
+    async def _look_for_alerts(self) -> None:
+        self.alerts.flush(now_ms())
+        # What the runner folded without a page to hand on (its catch-up as it starts).
+        self.night_watch.page(None, self.timeline, self.control_sheets, now_ms())
+        head = await self.store.log_head()
+        lag = self.lag_watch.observe(self.runner.last_id, head, now_ms())
+        if lag is not None:
+            self.alerts.raise_alert(
+                "projection_lag",
+                "projections",
+                f"the projections are at least {lag / 1000:.1f} s behind the log"
+                f" (folded {self.runner.last_id}, log end {head})",
+                now_ms(),
+            )
+
+    def alert(self, kind: str, subject: str, message: str) -> None:
+        """Raise an alert now (the dashboard shows it)."""
+        self.alerts.raise_alert(kind, subject, message, now_ms())
+
+    def _dashboard_changed(self) -> None:
+        if ("dashboard", DASHBOARD_KEY) in self.view_listeners:
+            self.dashboard_pushes.changed("dashboard", DASHBOARD_KEY)
+
+    def dashboard(self) -> dict[str, Any]:
+        """The ``dashboard`` view now (``services.dashboard.dashboard_view``)."""
+        supervisor = self.supervisor
+        return dashboard_view(
+            self.night,
+            {t.id: supervisor.table_state(t.id) for t in self.night.tables},
+            self.bankrolls,
+            self.control_sheets,
+            self.raffles,
+            self.timeline,
+            self.alerts,
+            self.runner.last_id,
+            now_ms(),
+            self.round_tally,
+        )
+
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
         """The one tail of the org log feeds, in log order: the subscribers of every
         stream whose events this process's actors did not publish themselves (another
@@ -307,12 +388,15 @@ class Runtime:
             self.supervisor.follow(stream)
         if decoded:
             broker.publish_log(decoded)
+        self.night_watch.page(touched, self.timeline, self.control_sheets, now_ms())
         if self.view_listeners:
             money_moved = any(s.startswith(BANKROLL_STREAMS) for s in touched)
             for (kind, key), listeners in list(self.view_listeners.items()):
                 if kind == "bankroll":
                     if money_moved:
                         self.pushes.changed(kind, key)
+                elif kind == "dashboard":
+                    self.dashboard_pushes.changed(kind, key)
                 elif kind not in ACTOR_VIEWS and view_stream(kind, key) in touched:
                     data = self.view(kind, key)
                     for listener in tuple(listeners):
@@ -350,6 +434,8 @@ class Runtime:
         if kind == "bankroll":
             figures = self.bankrolls.players.get(key)
             return None if figures is None else {"player": key, **figures}
+        if kind == "dashboard":
+            return self.dashboard()
         raise KeyError(kind)
 
     async def _pushed_view(self, kind: str, key: str) -> dict[str, Any] | None:
@@ -357,6 +443,9 @@ class Runtime:
         process may run the table)."""
         if kind == "table":
             await self.supervisor.refresh(table_stream(key))
+        elif kind == "dashboard":
+            for spec in self.night.tables:  # nothing to do for the tables run here
+                await self.supervisor.refresh(table_stream(spec.id))
         return self.view(kind, key)
 
     def _view_watchers(self, kind: str, key: str) -> tuple[ViewListener, ...]:
@@ -386,6 +475,7 @@ class Runtime:
             if not listeners:
                 del self.view_listeners[(kind, key)]
                 self.pushes.forget(kind, key)
+                self.dashboard_pushes.forget(kind, key)
                 feed = self._actor_view_feeds.pop((kind, key), None)
                 if feed is not None:
                     self.broker.remove(view_stream(kind, key), feed)
@@ -432,6 +522,7 @@ class Runtime:
 
     async def stop(self) -> None:
         await self.pushes.stop()
+        await self.dashboard_pushes.stop()
         await self.cluster.halt()
         await self.supervisor.stop()
         await self.store.writer.stop()
@@ -449,6 +540,11 @@ class Runtime:
             await asyncio.to_thread(self.embedded.stop)
         if self.node_lock is not None:
             self.node_lock.release()
+
+
+def now_ms() -> int:
+    """The server's time, unix ms."""
+    return time.time_ns() // 1_000_000
 
 
 def _no_reply_in_time(seconds: float) -> dict[str, Any]:

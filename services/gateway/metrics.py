@@ -18,6 +18,9 @@ GC_PAUSE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 COMMAND_SECONDS_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 """Bounds (seconds) of the command latency histogram's buckets."""
 
+WATCHED_REFUSALS = frozenset({"unavailable", "busy"})
+"""Reply codes handed to :attr:`Metrics.on_refusal` (the dashboard's alerts)."""
+
 
 class CommandFigures:
     """The figures of every command's reply: ``casino_commands_total`` by op and code, and
@@ -126,10 +129,20 @@ class Metrics:
         self._gc_longest = [self.gc_longest.labels(str(g)) for g in range(3)]
         self._gc_max = [0.0, 0.0, 0.0]
         self._gc_started = 0.0
+        self.on_refusal: Callable[[str], None] | None = None
+        """Called with the code of each reply in :data:`WATCHED_REFUSALS`."""
 
     def answered(self, op: str, code: str, seconds: float | None = None) -> None:
         """Count a command's reply (and time it)."""
         self.commands.answered(op, code, seconds)
+        if code in WATCHED_REFUSALS:
+            self.refused(code)
+
+    def refused(self, code: str) -> None:
+        """A reply of a watched code (also one answered before its command was parsed,
+        which is not counted per op): tell :attr:`on_refusal`."""
+        if self.on_refusal is not None:
+            self.on_refusal(code)
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.batches.observe(size)

@@ -27,6 +27,7 @@ from services.aggregates import raffle_of, raffle_stream, table_stream
 from services.bell_jars.views import shown_to_players
 from services.broker import LOG
 from services.cluster.tail import InOrder
+from services.dashboard import DASHBOARD_KEY, DASHBOARD_READERS
 from services.gateway.auth import (
     DEAL_READERS,
     AuthError,
@@ -326,6 +327,11 @@ class Client:
         self.drop_subscriptions()
         self.runtime.metrics.slow_disconnects.inc()
         log.warning("client_too_slow", sub=self.who.sub, reason=reason)
+        self.runtime.alert(
+            "client_dropped",
+            self.who.sub,
+            f"{self.who.role} {self.who.sub} dropped (1013): {reason}",
+        )
         asyncio.get_running_loop().create_task(
             self._close(WSCloseCode.TRY_AGAIN_LATER, b"too slow; resubscribe")
         )
@@ -660,6 +666,13 @@ def _view_key(client: Client, msg: dict[str, Any]) -> tuple[str, str]:
         if kind == "flare" and client.who.role not in DEAL_READERS and hidden:
             raise ProtocolError("unknown_deal", f"no deal {deal_id!r}")
         return kind, deal_id
+    if kind == "dashboard":
+        if client.who.role not in DASHBOARD_READERS:
+            raise ProtocolError("forbidden", f"{client.who.role} may not read the dashboard")
+        if msg.get("key", DASHBOARD_KEY) != DASHBOARD_KEY:
+            # The view has one key; a client may name it (it is the pushes' ``key``).
+            raise ProtocolError("bad_request", f"the dashboard's only key is {DASHBOARD_KEY!r}")
+        return kind, DASHBOARD_KEY
     if kind == "bankroll":
         player = text_field(msg, "player")
         if not may_read_bankroll(client.who, player):
@@ -907,6 +920,7 @@ async def post_command(request: web.Request, who: Principal) -> web.Response:
         busy = error_reply(
             "busy", f"this client has {limit} commands in flight or sends too fast; retry"
         )
+        runtime.metrics.refused("busy")
         return web.json_response({"re": None, **busy})
     msg_id: Any = None
     try:

@@ -23,6 +23,8 @@ PURE = [
     ROOT / "projections" / "control_sheets.py",
     ROOT / "projections" / "raffles.py",
     ROOT / "projections" / "bell_jars.py",
+    ROOT / "projections" / "timeline.py",
+    ROOT / "services" / "dashboard.py",
     *(ROOT / "services" / "bell_jars" / f"{name}.py" for name in ("rules", "state", "views")),
     *(
         ROOT / "services" / "raffles" / f"{name}.py"
