@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import msgspec
@@ -248,6 +248,28 @@ def text_field(msg: Mapping[str, Any], name: str) -> str:
     if has_control(value):
         raise ProtocolError("bad_request", f"field {name!r} may not hold control characters")
     return value
+
+
+MAX_LOG_TYPES = 64
+"""At most this many event types in a ``log`` subscription's ``types`` filter (there are
+fewer kinds of event than that)."""
+
+
+def log_types_field(msg: Mapping[str, Any], known: Collection[str]) -> frozenset[str] | None:
+    """A ``log`` subscription's optional ``types``: a non-empty list of at most
+    :data:`MAX_LOG_TYPES` event type names the server knows (``bad_request``); None when
+    absent (every event)."""
+    if "types" not in msg:
+        return None
+    value = msg["types"]
+    if not isinstance(value, list) or not value or len(value) > MAX_LOG_TYPES:
+        raise ProtocolError(
+            "bad_request", f"field 'types' must be a list of 1 to {MAX_LOG_TYPES} event types"
+        )
+    unknown = [t for t in value if not isinstance(t, str) or t not in known]
+    if unknown:
+        raise ProtocolError("bad_request", f"unknown event type {str(unknown[0])[:64]!r}")
+    return frozenset(value)
 
 
 def amount_field(msg: Mapping[str, Any]) -> int:

@@ -20,6 +20,7 @@ import msgspec
 import structlog
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from events.base import registered
 from events.codec import decode, to_json
 from events.envelope import Envelope
 from services.actor import Reply, error_reply
@@ -42,6 +43,7 @@ from services.gateway.protocol import (
     STREAM_OPS,
     ProtocolError,
     check_request,
+    log_types_field,
     parse_json,
     request_id,
     since_log_id,
@@ -157,6 +159,10 @@ class Subscription:
     reply: tuple[Any, dict[str, Any]] = (None, {})
     """The ``re`` and result of the subscribe's reply, sent as its catch-up starts."""
 
+    types: frozenset[str] | None = None
+    """The log's ``types`` filter: only events of these types are sent (None: every one).
+    The position still moves past the others, so a resume never sends them."""
+
     order: InOrder | None = None
     """An aggregate stream's events in seq order (``services.cluster.tail``: they reach
     this process from its actor and from the org log's tail); None for the log."""
@@ -174,7 +180,7 @@ class Subscription:
             if not self._newer(env):
                 return []
             self.position = _log_position(env.log_id or "0-0")
-            return [env]
+            return [env] if self.types is None or env.type in self.types else []
         if self.order is None:
             self.order = InOrder(self.position)
         due: list[Envelope] = self.order.offer(env.seq, env)
@@ -184,6 +190,8 @@ class Subscription:
         return due
 
     def deliver(self, env: Envelope) -> None:
+        if self.types is not None and env.type not in self.types:
+            return  # the log's position moves with the next event sent
         if self.buffering:
             # Live events during catch-up wait here; a client that falls this far behind
             # while catching up is as slow as one whose queue is full.
@@ -543,8 +551,12 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
     if stream == LOG:
         since = since_log_id(since_raw)
         position: Any = _log_position(since) if since != "0" else (0, 0)
+        types = log_types_field(msg, registered())
     else:
         position = since_seq(since_raw)
+        if "types" in msg:
+            raise ProtocolError("bad_request", "field 'types' filters the log only")
+        types = None
     if stream in client.subs:
         # The head this process knows (a stream another process runs: as last read here).
         head = runtime.supervisor.actors[stream].head.version if stream != LOG else None
@@ -552,7 +564,7 @@ def _start_subscription(client: Client, msg: dict[str, Any]) -> Subscription | N
         client.answer(request_id(msg), {"ok": True, "result": result})
         return None
     _check_room_for_subscription(client)
-    sub = Subscription(stream=stream, client=client, position=position)
+    sub = Subscription(stream=stream, client=client, position=position, types=types)
     runtime.broker.add(stream, sub.deliver)
     client.subs[stream] = sub
     result = {}

@@ -143,3 +143,59 @@ async def test_a_browser_offers_its_token_as_the_bearer_subprotocol(server: Live
             with pytest.raises(aiohttp.WSServerHandshakeError) as e:
                 await http.ws_connect(f"{server.base}/ws", protocols=(WS_SUBPROTOCOL, bad))
             assert e.value.status == 401, reason
+
+
+async def test_a_log_subscription_with_types_gets_only_those_and_resumes_past_the_others(
+    server: LiveServer,
+) -> None:
+    dealer = await server.connect(dealer_token(TABLE))
+    await round_with_a_bet(server, dealer)
+    assert (await dealer.cmd("no_more_bets", table=TABLE))["ok"]
+    outcome = {"pocket": "7", "spun_from": None}
+    assert (await dealer.cmd("record_outcome", table=TABLE, outcome=outcome))["ok"]
+
+    ops = await server.connect(token("ops"))
+    wanted = ["Settled", "TableClosed"]
+    sub = {"op": "subscribe", "id": "l", "stream": "log", "since": 0, "types": wanted}
+    assert (await ops.send(sub))["ok"]
+    caught_up = await ops.wait_events(f"table:{TABLE}", 1)  # the catch-up: the Settled only
+    assert [e["type"] for e in caught_up] == ["Settled"]
+    assert (await dealer.cmd("open_round", table=TABLE))["ok"]
+    other = await server.connect(dealer_token("roulette-2"))
+    assert (await other.cmd("close_table", table="roulette-2"))["ok"]
+    live = await ops.wait_events("table:roulette-2", 1)  # live: the TableClosed, nothing else
+    assert [e["type"] for e in live] == ["TableClosed"]
+    assert {e["type"] for e in ops.events} == {"Settled", "TableClosed"}
+
+    # Resumed from the last event it was sent: nothing twice, and the rest still filtered.
+    again = await server.connect(token("auditor"))
+    since = ops.events[0]["log_id"]
+    resumed = {"op": "subscribe", "id": "r", "stream": "log", "since": since, "types": wanted}
+    assert (await again.send(resumed))["ok"]
+    got = await again.wait_events("table:roulette-2", 1)
+    assert [e["type"] for e in again.events] == ["TableClosed"] and got[0] == live[0]
+
+
+@pytest.mark.parametrize(
+    ("msg", "message"),
+    [
+        ({"stream": "log", "types": []}, "field 'types' must be a list of 1 to 64 event types"),
+        ({"stream": "log", "types": "Settled"}, "field 'types' must be a list of 1 to 64"),
+        ({"stream": "log", "types": ["Settled"] * 65}, "must be a list of 1 to 64"),
+        (
+            {"stream": "log", "types": ["Settled", "NoSuchEvent"]},
+            "unknown event type 'NoSuchEvent'",
+        ),
+        ({"stream": "log", "types": [7]}, "unknown event type '7'"),
+        ({"stream": f"table:{TABLE}", "types": ["Settled"]}, "field 'types' filters the log only"),
+    ],
+)
+async def test_bad_log_types_are_refused(
+    server: LiveServer, msg: dict[str, object], message: str
+) -> None:
+    ops = await server.connect(token("ops"))
+    reply = await ops.send({"op": "subscribe", "id": "s", **msg})
+    assert reply["error"]["code"] == "bad_request" and message in reply["error"]["message"]
+    # Nothing is followed: a later subscribe to the same stream is a new one, not "already".
+    ok = await ops.send({"op": "subscribe", "id": "t", "stream": msg["stream"]})
+    assert ok["ok"] and "already" not in ok["result"], ok
