@@ -159,8 +159,8 @@ function bang(ctx) {
     const playerInput = h("input", { id: "seat-player", "data-k": "seat-player", autocomplete: "off", size: 8, value: form.player });
     playerInput.addEventListener("input", () => { form.player = playerInput.value; });
     parts.push(h("div", { class: "row" },
-      h("div", {}, h("label", { for: "seat-no" }, "seat"), seatInput),
-      h("div", {}, h("label", { for: "seat-player" }, "player"), playerInput),
+      h("div", {}, h("label", { for: "seat-no" }, "seat number"), seatInput),
+      h("div", {}, h("label", { for: "seat-player" }, "player to seat"), playerInput),
       h("button", { "data-k": "seat", onclick: () => {
         const seat = Number(form.seat);
         if (!Number.isInteger(seat) || !form.seat.trim()) { notify("the seat is a number", "error"); return; }
