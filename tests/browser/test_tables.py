@@ -5,13 +5,17 @@ player, a round from the keyboard, and a screenshot of each page."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Locator, Page, WebSocketRoute, expect
 
+from services.gateway.pages import page_link
 from tests.browser.conftest import PHONE, ROOT, Pages
 from tests.e2e.serve import EXE, ServeProcess
 
@@ -63,7 +67,7 @@ async def notice(tab: Page, text: str) -> None:
     await expect(tab.locator("#notices")).to_contain_text(text)
 
 
-def button(tab: Page, name: str) -> object:
+def button(tab: Page, name: str) -> Locator:
     return tab.get_by_role("button", name=name, exact=True)
 
 
@@ -161,7 +165,9 @@ async def test_a_refused_bet_shows_its_code_and_message(pages: Pages, night: Ser
     await button(player, "Straight 7").click()
     alert = player.get_by_role("alert")
     await expect(alert).to_contain_text("over_limit: 500 is over the straight limit 200")
-    await expect(player.get_by_role("region", name="my bets")).to_contain_text("no bet in this round")
+    await expect(player.get_by_role("region", name="my bets")).to_contain_text(
+        "no bet in this round"
+    )
     # More than the balance: insufficient_funds, with the server's message.
     await player.get_by_label("stake ($)").fill("5")
     await button(player, "Column 1 · 2 to 1").click()
@@ -179,7 +185,9 @@ async def test_a_refused_bet_shows_its_code_and_message(pages: Pages, night: Ser
     await expect(player.get_by_role("button", name="Straight")).to_have_count(0)
 
 
-async def test_an_rng_table_draws_from_the_dealer_console(pages: Pages, night: ServeProcess) -> None:
+async def test_an_rng_table_draws_from_the_dealer_console(
+    pages: Pages, night: ServeProcess
+) -> None:
     await sell_chips(night, "p-2", 2000)
     dealer = await pages.open("dealer", night.dealer_token("roulette-2"), table="roulette-2")
     await open_round(dealer)
@@ -272,7 +280,9 @@ async def test_a_money_wheel_round(pages: Pages, night: ServeProcess) -> None:
     await expect(player.locator(".my-bets")).to_contain_text("on $5 · $1.00")
     await bet_for(dealer, "p-1", "2")
     await button(dealer, "flag · 40 to 1").click()
-    await expect(dealer.get_by_role("table", name="bets of the round").locator("tbody tr")).to_have_count(2)
+    await expect(
+        dealer.get_by_role("table", name="bets of the round").locator("tbody tr")
+    ).to_have_count(2)
     await pages.shot(player, "player-money-wheel-phone")
     await no_more_bets(dealer)
     # Section 4 shows $5: the $5 bet pays 5 to 1, the flag loses.
@@ -330,7 +340,9 @@ async def test_a_chuck_a_luck_round_with_the_dice_faces_entered(
     await button(player, "number 5").click()
     await bet_for(dealer, "p-1", "2")
     await button(dealer, "number 3").click()
-    await expect(dealer.get_by_role("table", name="bets of the round").locator("tbody tr")).to_have_count(2)
+    await expect(
+        dealer.get_by_role("table", name="bets of the round").locator("tbody tr")
+    ).to_have_count(2)
     await dice_pages.shot(player, "player-chuck-a-luck-phone")
     await no_more_bets(dealer)
     for die, f in enumerate((2, 5, 5), start=1):
@@ -389,7 +401,9 @@ async def test_a_game_of_bang_from_the_dealer_console(
     await button(dealer, "Field · 2-4, 9-12").click()
     await player.get_by_label("stake ($)").fill("1")
     await button(player, "Hi Dice · beat the point").click()
-    await expect(dealer.get_by_role("table", name="bets on the layout").locator("tbody tr")).to_have_count(2)
+    await expect(
+        dealer.get_by_role("table", name="bets on the layout").locator("tbody tr")
+    ).to_have_count(2)
     await no_more_bets(dealer)
     # The dealer's roll: the point, 5; the field loses.
     await button(dealer, "die 1: 2").click()
@@ -436,5 +450,68 @@ async def test_a_beat_the_dealer_round_with_rng_rolls(
     await expect(dealer.locator("#phase")).to_have_text("idle")
     stakes = dealer.get_by_role("table", name="stakes")
     await expect(stakes.locator("tbody tr")).to_have_count(2)
-    await expect(dealer.get_by_role("table", name="settlement").locator("tbody tr")).to_have_count(2)
+    await expect(dealer.get_by_role("table", name="settlement").locator("tbody tr")).to_have_count(
+        2
+    )
     await dice_pages.shot(dealer, "dealer-beat-the-dealer")
+
+
+async def test_a_bet_whose_reply_was_lost_is_sent_again_and_applied_once(
+    pages: Pages, night: ServeProcess
+) -> None:
+    await sell_chips(night, "p-1", 1000)
+    dealer = await pages.open("dealer", night.dealer_token("roulette-1"), table="roulette-1")
+    await open_round(dealer)
+    # The player's phone loses the connection just as the reply to its bet comes back:
+    # the reply never reaches the page, which reconnects and sends the bet again.
+    sent: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    tasks: list[asyncio.Task[None]] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            data = json.loads(message)
+            if data.get("op") == "place_bet":
+                sent.append(data)
+            server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            data = json.loads(message)
+            if not dropped and "-place_bet-" in str(data.get("re")):
+                dropped.append(data)
+                tasks.append(asyncio.ensure_future(ws.close(code=4000, reason="lost")))
+                return
+            ws.send(message)
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    context = await pages.browser.new_context(viewport=PHONE)  # type: ignore[arg-type]
+    player = await context.new_page()
+    player.on("pageerror", lambda e: pages.errors.append(f"player: {e}"))
+    await player.route_web_socket(re.compile(r"/ws$"), route)
+    await player.goto(
+        page_link(night.base, "player", night.player_token("p-1"), table="roulette-1")
+    )
+    await expect(player.locator("#status")).to_have_text("live")
+    await expect(player.locator("#phase")).to_have_text("place your bets")
+    await button(player, "Black").click()
+    await notice(player, "bet placed: $1.00")  # the first reply, answered to the retry
+    assert dropped and dropped[0]["ok"], dropped
+    assert len(sent) == 2 and sent[0] == sent[1], sent  # the same command, the same id
+    await expect(player.locator(".my-bets li")).to_have_count(1)
+    await expect(
+        dealer.get_by_role("table", name="bets of the round").locator("tbody tr")
+    ).to_have_count(1)
+    assert await balance(night, "p-1") == 900
+    await expect(player.locator("#balance")).to_have_text("$9.00")
+    status, body = await night.get(
+        "/api/streams/table:roulette-1/events", night.token("ops", "ops")
+    )
+    assert status == 200, body
+    placed = [e for e in body["events"] if e["type"] == "BetPlaced"]
+    assert len(placed) == 1 and placed[0]["causation"] == sent[0]["id"], placed
+    await asyncio.gather(*tasks)
+    await context.close()

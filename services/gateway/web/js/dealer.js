@@ -42,9 +42,9 @@ async function console_(tableId) {
   let shape = null;
 
   const players = h("datalist", { id: "known-players" });
-  const playerInput = h("input", { id: "bet-player", autocomplete: "off", placeholder: "p-1", list: "known-players" });
+  const playerInput = h("input", { id: "bet-player", "data-k": "bet-player", autocomplete: "off", placeholder: "p-1", list: "known-players" });
   playerInput.addEventListener("input", () => { ctx.player = playerInput.value.trim(); });
-  const amountInput = h("input", { id: "bet-amount", inputmode: "decimal", value: "1.00", size: 6 });
+  const amountInput = h("input", { id: "bet-amount", "data-k": "bet-amount", inputmode: "decimal", value: "1.00", size: 6 });
   amountInput.addEventListener("input", () => { ctx.amount = cents(amountInput.value) ?? 0; });
   // Optional in a game module (js/games/generic.js): `entersOutcome = false` when the
   // game's round panel takes the outcome (rolls, cards) and there is no device to tap.

@@ -48,14 +48,19 @@ async function page(tableId) {
   }
   document.getElementById("title").textContent = tableId;
   const game = await gameModule(ctx.view.game);
-  const amount = h("input", { id: "stake", inputmode: "decimal", value: "1.00", size: 6 });
-  amount.addEventListener("input", () => { ctx.amount = cents(amount.value) ?? 0; });
+  const amount = h("input", { id: "stake", "data-k": "stake", inputmode: "decimal", value: "1.00", size: 6 });
+  amount.addEventListener("input", () => { ctx.amount = cents(amount.value) ?? 0; markChip(); });
   // Quick stakes: a tap sets the stake field (what a tap on the layout then places).
   const chips = h("div", { class: "row chips", role: "group", "aria-label": "quick stakes" },
-    [25, 100, 200, 500].map((c) => h("button", { class: "chip", "data-k": `chip-${c}`, onclick: () => {
+    [25, 100, 200, 500].map((c) => h("button", { class: "chip", "data-k": `chip-${c}`, "aria-pressed": "false", dataset: { cents: c }, onclick: () => {
       amount.value = (c / 100).toFixed(2);
       ctx.amount = c;
+      markChip();
     } }, money(c))));
+  function markChip() {
+    for (const b of chips.children) b.setAttribute("aria-pressed", Number(b.dataset.cents) === ctx.amount ? "true" : "false");
+  }
+  markChip();
   let shape = null;
 
   function draw() {

@@ -75,7 +75,7 @@ export function layout(ctx) {
   const wheel = wheelOf(config);
   const selected = [];
   const kinds = h("div", { class: "row rl-kinds", role: "group", "aria-label": "inside bet of the numbers tapped" });
-  const chosen = h("p", { class: "muted rl-chosen", "aria-live": "polite" });
+  const chosen = h("p", { class: "muted rl-chosen", "aria-live": "polite" });  // the numbers tapped
   const numberButtons = new Map();
 
   function place(bet) {
@@ -166,7 +166,7 @@ export function layout(ctx) {
   drawKinds();
   return h("div", { class: "roulette" },
     h("p", { class: "muted" }, `inside ${money(config.min_bet)}-${money(config.max_inside)} · outside up to ${money(config.max_outside)}`),
-    grid, chosen, kinds, columns, dozens, evens,
+    grid, h("div", { class: "rl-pick" }, chosen, kinds), columns, dozens, evens,
     specials.length ? h("div", { class: "rl-specials" }, h("h3", {}, "Table options"), specials) : null);
 }
 
