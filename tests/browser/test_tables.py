@@ -515,3 +515,36 @@ async def test_a_bet_whose_reply_was_lost_is_sent_again_and_applied_once(
     assert len(placed) == 1 and placed[0]["causation"] == sent[0]["id"], placed
     await asyncio.gather(*tasks)
     await context.close()
+
+
+async def test_under_and_over_seven_one_space_and_who_threw(
+    dice_pages: Pages, dice_night: ServeProcess
+) -> None:
+    await sell_chips(dice_night, "p-4", 1000)
+    dealer = await dice_pages.open(
+        "dealer", dice_night.dealer_token("over-under-1"), table="over-under-1"
+    )
+    player = await dice_pages.open(
+        "player", dice_night.player_token("p-4"), viewport=PHONE, table="over-under-1"
+    )
+    await open_round(dealer)
+    await button(player, "$2.00").click()
+    await expect(button(player, "$2.00")).to_have_attribute("aria-pressed", "true")
+    await button(player, "7 · 4 to 1").click()
+    await notice(player, "bet placed: $2.00")
+    await button(player, "Over 7 · 1 to 1").click()
+    await expect(player.get_by_role("alert")).to_contain_text("one_space_per_roll: ")
+    await no_more_bets(dealer)
+    # Two dice here; the default thrower is the dealer, a player threw this one.
+    await expect(dealer.get_by_label("thrown by")).to_have_value("dealer")
+    await expect(dealer.get_by_role("group", name="die 3")).to_have_count(0)
+    await button(dealer, "die 1: 3").click()
+    await button(dealer, "die 2: 4").click()
+    await dealer.get_by_label("thrown by").select_option("player")
+    await button(dealer, "Record ⚂ ⚃ (3-4)").click()
+    await expect(player.locator("#last-settlement")).to_contain_text(
+        "Round 1: ⚂ ⚃ (3-4, total 7, thrown by player)"
+    )
+    await expect(player.locator("#last-settlement .paid")).to_have_text("$10.00")
+    await expect(player.locator("#balance")).to_have_text("$18.00")
+    await dice_pages.shot(player, "player-over-under-phone")
