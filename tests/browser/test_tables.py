@@ -95,7 +95,7 @@ async def test_a_whole_roulette_round_from_the_dealer_console_and_the_player_pag
         "player", night.player_token("p-1"), viewport=PHONE, table="roulette-1"
     )
     await expect(player.locator("#balance")).to_have_text("$50.00")
-    await expect(player.locator("#phase")).to_have_text("idle")
+    await expect(player.locator("#phase")).to_have_text("waiting for the next round")
 
     await open_round(dealer)
     await expect(player.locator("#phase")).to_have_text("place your bets")

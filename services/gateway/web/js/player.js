@@ -67,7 +67,7 @@ async function page(tableId) {
     const v = ctx.view;
     redraw(state, () => [
       h("h2", {}, `${v.table} · ${v.game.replace(/_/g, " ")}`),
-      h("p", { class: `figure phase ${v.phase}`, id: "phase" }, v.closed ? "closed" : v.phase === "betting" ? "place your bets" : v.phase.replace(/_/g, " ")),
+      h("p", { class: `figure phase ${v.phase}`, id: "phase" }, v.closed ? "closed" : { betting: "place your bets", idle: "waiting for the next round" }[v.phase] || v.phase.replace(/_/g, " ")),
       h("p", { class: "muted" }, `round ${v.round ?? "–"}`,
         v.last_outcome !== undefined && v.last_outcome !== null ? ` · last: ${v.last_outcome}` : ""),
       lastSettlement(ctx, game, player),

@@ -91,25 +91,26 @@ export function layout(ctx) {
     drawKinds();
   }
 
+  // Only the bets the numbers tapped can make, so the bar stays one line on a phone.
   function drawKinds() {
     const sorted = [...selected].sort((a, b) => rank(a) - rank(b));
-    chosen.textContent = sorted.length ? `tapped: ${sorted.join(", ")}` : "tap numbers, then the bet";
+    const counts = BUILT.filter(([kind]) => offered.has(kind)).map(([, n, label]) => `${n} ${label.toLowerCase()}`);
+    chosen.textContent = sorted.length ? `tapped: ${sorted.join(", ")}` : `tap numbers for an inside bet: ${counts.join(", ")}`;
     const buttons = [];
     for (const [kind, count, label] of BUILT) {
-      if (!offered.has(kind)) continue;
+      if (!offered.has(kind) || sorted.length !== count) continue;
       buttons.push(h("button", {
-        "data-k": `rl-${kind}`, class: "primary", disabled: sorted.length !== count,
-        onclick: () => place({ kind, numbers: sorted }),
-      }, sorted.length === count ? `${label} ${sorted.join("-")}` : label));
+        "data-k": `rl-${kind}`, class: "primary", onclick: () => place({ kind, numbers: sorted }),
+      }, `${label} ${sorted.join("-")}`));
     }
-    if (offered.has("five_adjacent")) {
+    if (offered.has("five_adjacent") && sorted.length === 1) {
       buttons.push(h("button", {
-        "data-k": "rl-five_adjacent", disabled: sorted.length !== 1,
-        title: "five straights: the stake must be a multiple of 5",
+        "data-k": "rl-five_adjacent", title: "five straights: the stake must be a multiple of 5",
         onclick: () => place({ kind: "five_adjacent", center: sorted[0] }),
-      }, sorted.length === 1 ? `Five adjacent around ${sorted[0]}` : "Five adjacent"));
+      }, `Five around ${sorted[0]}`));
     }
-    buttons.push(h("button", { "data-k": "rl-clear", disabled: !sorted.length, onclick: clear }, "Clear"));
+    if (sorted.length && !buttons.length) buttons.push(h("span", { class: "muted" }, "no bet of that many numbers"));
+    if (sorted.length) buttons.push(h("button", { "data-k": "rl-clear", onclick: clear }, "Clear"));
     kinds.replaceChildren(...buttons);
   }
 
