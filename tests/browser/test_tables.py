@@ -548,3 +548,81 @@ async def test_under_and_over_seven_one_space_and_who_threw(
     await expect(player.locator("#last-settlement .paid")).to_have_text("$10.00")
     await expect(player.locator("#balance")).to_have_text("$18.00")
     await dice_pages.shot(player, "player-over-under-phone")
+
+
+WHEEL_NIGHTS = {
+    "a": ["big_six", "big_nine", "color_wheel", "horse_race_wheel", "fruit_wheel"],
+    "b": ["card_wheel"],
+}
+
+
+def wheel_night(org: str, games: list[str]) -> str:
+    """A night of the wheel games on their standard layouts, dealer mode."""
+    lines = [
+        'players = ["p-1"]',
+        "[organization]",
+        f'id = "{org}"',
+        'name = "Wheels night"',
+        "[license]",
+        'number = "GC-WHEELS-1"',
+        "games = [" + ", ".join(f'"{g}"' for g in games) + "]",
+        'period_start = "2026-11-01"',
+        'period_end = "2026-12-31"',
+        "[occasion]",
+        'id = "wheels"',
+        'name = "Wheels"',
+        "[cage]",
+        "max_transaction = 100000",
+    ]
+    for game in games:
+        lines += [
+            "[[tables]]",
+            f'id = "{game.replace("_", "-")}-1"',
+            f'game = "{game}"',
+            'outcome_mode = "dealer"',
+            "[tables.options]",
+            'layout = "standard"',
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("night_name", sorted(WHEEL_NIGHTS))
+async def test_every_wheel_game_draws_its_spaces_and_sections(
+    browser: Browser, tmp_path: Path, night_name: str, request: pytest.FixtureRequest
+) -> None:
+    games = WHEEL_NIGHTS[night_name]
+    server = ServeProcess(tmp_path / "wheels", wheel_night(f"wheels-{night_name}", games))
+    await server.start()
+    await server.wait_ready()
+    opened = Pages(browser, server, request.node.name)
+    try:
+        await sell_chips(server, "p-1", 5000)
+        for game in games:
+            table = f"{game.replace('_', '-')}-1"
+            status, view = await server.get(f"/api/tables/{table}", server.token("ops", "ops"))
+            assert status == 200, view
+            first = view["config"]["sections"][0]["shows"][0]
+            dealer = await opened.open("dealer", server.dealer_token(table), table=table)
+            spaces = {s for section in view["config"]["sections"] for s in section["shows"]}
+            await open_round(dealer)
+            await expect(dealer.locator('[data-k^="space-"]')).to_have_count(len(spaces))
+            await bet_for(dealer, "p-1", "1")
+            await dealer.locator(f'[data-k="space-{first}"]').click()
+            await expect(dealer.get_by_role("table", name="bets of the round")).to_contain_text(
+                f"on {first}"
+            )
+            await no_more_bets(dealer)
+            sections = dealer.get_by_role("group", name="the wheel's sections, by index")
+            await expect(sections.get_by_role("button")).to_have_count(
+                len(view["config"]["sections"])
+            )
+            await dealer.locator('[data-k="section-0"]').click()
+            await opened.shot(dealer, f"dealer-{game}")
+            await dealer.locator('[data-k="record"]').click()
+            line = dealer.locator("#last-settlement")
+            await expect(line).to_contain_text("Round 1: section 0: ")
+            # The bet on a space section 0 shows wins: more than the stake comes back.
+            await expect(line.locator(".paid")).not_to_have_text(re.compile(r"^\$[01]\.00$"))
+        opened.check()
+    finally:
+        await server.aclose()

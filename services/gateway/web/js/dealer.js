@@ -92,7 +92,7 @@ async function console_(tableId) {
     if (own !== null) redraw(round, () => own);
     const total = (v.bets || []).reduce((n, b) => n + b.amount, 0);
     redraw(bets, () => [h("h2", {}, `Bets of round ${v.round ?? "–"}`),
-      (v.bets || []).length ? h("p", { class: "muted", id: "bets-total" }, `${v.bets.length} bets · ${money(total)} staked`) : null,
+      (v.bets || []).length ? h("p", { class: "muted", id: "bets-total" }, `${v.bets.length} ${v.bets.length === 1 ? "bet" : "bets"} · ${money(total)} staked`) : null,
       betsTable(ctx, (b) => game.describeBet(b, v.config), { cancel: v.phase === "betting" })]);
     redraw(settled, () => [h("h2", {}, "Settlement"), lastSettlement(ctx, game),
       settlementTable(settlements(ctx), settledBet(ctx, game))]);

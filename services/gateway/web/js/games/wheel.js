@@ -85,7 +85,9 @@ export function outcomeEntry(ctx) {
       confirm.disabled = false;
       confirm.textContent = `Record section ${i}: ${sectionText(v.config, i)}`;
     },
-  }, h("span", { class: "index" }, i), " ", showsOf(s).join("-")));
+  }, h("span", { class: "index" }, i), " ", showsOf(s).join("-"),
+  s.odds ? h("span", { class: "odds" }, ` ${s.odds[0]}:${s.odds[1]}`) : null,
+  s.prize ? h("span", { class: "odds" }, ` ${s.prize}`) : null));
   confirm.addEventListener("click", () => {
     if (chosen === null) { notify("tap the section first", "error"); return; }
     ctx.send("record_outcome", { outcome: { section: chosen } }, `recorded section ${chosen}`).then((reply) => {
