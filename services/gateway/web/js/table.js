@@ -17,6 +17,8 @@ const FAMILY = {
   beat_the_dealer: "dice_rounds", bang: "dice_rounds",
 };
 
+const KNOWN_BETS_KEPT = 5000;  // bets remembered to name a settled one (the newest)
+
 export async function gameModule(game) {
   const family = FAMILY[game] || "generic";
   try {
@@ -108,7 +110,10 @@ export async function followTable(ctx) {
   if (!first.ok) return first;
   const since = first.result.data ? first.result.data.seq : 0;
   ctx.conn.follow(`table:${ctx.table}`, since, (ev) => {
-    if (ev.type === "BetPlaced") ctx.known.set(ev.data.bet_id, ev.data);
+    if (ev.type === "BetPlaced") {
+      ctx.known.set(ev.data.bet_id, ev.data);
+      if (ctx.known.size > KNOWN_BETS_KEPT) ctx.known.delete(ctx.known.keys().next().value);
+    }
     ctx.events.push(ev);
     if (ctx.events.length > 500) ctx.events.splice(0, ctx.events.length - 500);
     ctx.changed();
@@ -149,13 +154,15 @@ export function settledBet(ctx, game) {
 }
 
 /** The newest settlement this page saw (`Settled` or `PartSettled`) in one line: the
- * round, the outcome, what was wagered and paid (for `player`: their own part only). */
+ * round, the outcome, what was wagered and paid (for `player`: the newest with a bet of
+ * theirs, their own part only). */
 export function lastSettlement(ctx, game, player = null) {
   for (let i = ctx.events.length - 1; i >= 0; i--) {
     const ev = ctx.events[i];
     if (ev.type !== "Settled" && ev.type !== "PartSettled") continue;
     const d = ev.data;
     const own = player ? d.settlements.filter((s) => s.player === player) : d.settlements;
+    if (player && !own.length) continue;  // a round the player had no bet in
     const wagered = own.reduce((n, s) => n + s.amount, 0);
     const paid = own.reduce((n, s) => n + s.paid, 0);
     const what = ev.type === "Settled"

@@ -68,11 +68,18 @@ export function layout(ctx) {
       }, `${name}${oddsText(config, name)}`))));
 }
 
+/** A merchandise wheel's settlement reply: each award as a notice, and the wheel closing. */
+function noteAwards(reply) {
+  if (!reply.ok) return;
+  for (const a of reply.result.awards || []) notify(`${a.player} wins ${a.item} (${a.prize}, ${money(a.value)})`);
+  if (reply.result.closed === "prize_limit") notify("the wheel reached its aggregate prize limit: it is closed", "error");
+}
+
 /** The dealer's wheel: its sections by index, tap where the indicator rests, then record. */
 export function outcomeEntry(ctx) {
   const v = ctx.view;
   if (v.outcome_mode === "rng") {
-    return h("button", { class: "primary big", "data-k": "draw", onclick: () => ctx.send("draw_outcome", {}, "outcome drawn") }, "Spin: draw the section");
+    return h("button", { class: "primary big", "data-k": "draw", onclick: () => ctx.send("draw_outcome", {}, "outcome drawn").then(noteAwards) }, "Spin: draw the section");
   }
   let chosen = null;
   const confirm = h("button", { class: "primary big", "data-k": "record", disabled: true }, "Record the section");
@@ -90,11 +97,7 @@ export function outcomeEntry(ctx) {
   s.prize ? h("span", { class: "odds" }, ` ${s.prize}`) : null));
   confirm.addEventListener("click", () => {
     if (chosen === null) { notify("tap the section first", "error"); return; }
-    ctx.send("record_outcome", { outcome: { section: chosen } }, `recorded section ${chosen}`).then((reply) => {
-      if (reply.ok && reply.result.awards) {
-        for (const a of reply.result.awards) notify(`${a.player} wins ${a.item} (${a.prize}, ${money(a.value)})`);
-      }
-    });
+    ctx.send("record_outcome", { outcome: { section: chosen } }, `recorded section ${chosen}`).then(noteAwards);
   });
   return h("div", {},
     h("div", { class: "sections", role: "group", "aria-label": "the wheel's sections, by index" }, buttons),
