@@ -99,6 +99,10 @@ async def test_a_whole_roulette_round_from_the_dealer_console_and_the_player_pag
 
     await open_round(dealer)
     await expect(player.locator("#phase")).to_have_text("place your bets")
+    # The dealer starts a split on the console's own layout ...
+    await button(dealer, "20 black").click()
+    await button(dealer, "23 red").click()
+    await expect(button(dealer, "Split 20-23")).to_be_visible()
     # A straight on 17: tap the number, then the bet; then red. $1 each.
     await player.get_by_label("stake ($)").fill("1.00")
     await button(player, "17 black").click()
@@ -116,6 +120,11 @@ async def test_a_whole_roulette_round_from_the_dealer_console_and_the_player_pag
     await expect(bets.locator("tbody tr")).to_have_count(2)
     await expect(bets).to_contain_text("straight 17")
     await expect(dealer.locator("#bets-total")).to_have_text("2 bets · $2.00 staked")
+    # ... and the bets coming in left it as it was: the numbers tapped, the focus.
+    await expect(button(dealer, "20 black")).to_have_attribute("aria-pressed", "true")
+    await expect(button(dealer, "23 red")).to_be_focused()
+    await button(dealer, "Clear").click()
+    await expect(button(dealer, "20 black")).to_have_attribute("aria-pressed", "false")
 
     await no_more_bets(dealer)
     await expect(player.locator("#phase")).to_have_text("no more bets")
@@ -399,8 +408,21 @@ async def test_a_game_of_bang_from_the_dealer_console(
     await open_round(dealer)
     await bet_for(dealer, "p-1", "1")
     await button(dealer, "Field · 2-4, 9-12").click()
+    # A seat half typed while the bets come in: the round panel is drawn again on every
+    # change, and the field keeps its focus, its text and its caret.
+    await dealer.get_by_label("seat number").fill("5")
+    await dealer.get_by_label("player to seat").fill("")  # still p-3, refused above
+    await dealer.keyboard.type("p-")
     await player.get_by_label("stake ($)").fill("1")
     await button(player, "Hi Dice · beat the point").click()
+    await expect(
+        dealer.get_by_role("table", name="bets on the layout").locator("tbody tr")
+    ).to_have_count(2)
+    await expect(dealer.get_by_label("player to seat")).to_be_focused()
+    await dealer.keyboard.type("3")
+    await expect(dealer.get_by_label("player to seat")).to_have_value("p-3")
+    await button(dealer, "Seat the player").click()
+    await expect(dealer.locator(".seats")).to_contain_text("seat 5: p-3")
     await expect(
         dealer.get_by_role("table", name="bets on the layout").locator("tbody tr")
     ).to_have_count(2)
