@@ -3,7 +3,9 @@
 // game's own round, place or cancel a bet for a player, and see the settlement.
 
 import { cents, fill, h, money, startPage } from "./ui.js";
-import { TableContext, betsTable, followTable, gameModule, redraw, settlements, settlementTable } from "./table.js";
+import {
+  TableContext, betsTable, followTable, gameModule, lastSettlement, redraw, settledBet, settlements, settlementTable,
+} from "./table.js";
 
 const conn = startPage("dealer", { title: "Dealer console", roles: ["dealer"] });
 const main = document.getElementById("main");
@@ -39,17 +41,22 @@ async function console_(tableId) {
   const game = await gameModule(ctx.view.game);
   let shape = null;
 
-  const playerInput = h("input", { id: "bet-player", autocomplete: "off", placeholder: "p-1" });
+  const players = h("datalist", { id: "known-players" });
+  const playerInput = h("input", { id: "bet-player", "data-k": "bet-player", autocomplete: "off", placeholder: "p-1", list: "known-players" });
   playerInput.addEventListener("input", () => { ctx.player = playerInput.value.trim(); });
-  const amountInput = h("input", { id: "bet-amount", inputmode: "decimal", value: "1.00", size: 6 });
+  const amountInput = h("input", { id: "bet-amount", "data-k": "bet-amount", inputmode: "decimal", value: "1.00", size: 6 });
   amountInput.addEventListener("input", () => { ctx.amount = cents(amountInput.value) ?? 0; });
+  // Optional in a game module (js/games/generic.js): `entersOutcome = false` when the
+  // game's round panel takes the outcome (rolls, cards) and there is no device to tap.
+  const entersOutcome = game.entersOutcome !== false;
+  device.hidden = !entersOutcome;
 
   function draw() {
     const v = ctx.view;
     redraw(head, () => [
       h("h2", {}, `${v.table} · ${v.game.replace(/_/g, " ")}`),
-      h("p", {}, h("strong", { id: "phase" }, v.closed ? "closed" : v.phase.replace(/_/g, " ")),
-        ` · round ${v.round ?? "–"} · ${v.outcome_mode} mode · seq ${v.seq}`),
+      h("p", {}, h("strong", { id: "phase", class: `phase ${v.phase}` }, v.closed ? "closed" : v.phase.replace(/_/g, " ")),
+        ` · round ${v.round ?? "–"} · ${v.outcome_mode} mode`),
       v.recent_outcomes && v.recent_outcomes.length
         ? h("p", { class: "muted" }, "last outcomes: ", v.recent_outcomes.slice(0, 10).join(" · "))
         : null,
@@ -59,7 +66,7 @@ async function console_(tableId) {
       h("div", { class: "row" },
         h("button", { class: "primary", "data-k": "open", disabled: v.closed || v.phase !== "idle",
           onclick: () => ctx.send("open_round", {}, "round open") }, "Open round"),
-        h("button", { "data-k": "nmb", disabled: v.phase !== "betting",
+        h("button", { class: "primary", "data-k": "nmb", disabled: v.phase !== "betting",
           onclick: () => ctx.send("no_more_bets", {}, "no more bets") }, "No more bets"),
         h("button", { class: "danger", "data-k": "close", disabled: v.closed || v.phase !== "idle",
           onclick: () => { if (confirm(`Close ${v.table} for the night?`)) ctx.send("close_table", {}, "table closed"); } }, "Close table")),
@@ -67,21 +74,28 @@ async function console_(tableId) {
     const k = game.key(v);
     if (k !== shape) {
       shape = k;
-      redraw(device, () => [h("h2", {}, "Outcome"),
-        v.phase === "no_more_bets" ? game.outcomeEntry(ctx) : h("p", { class: "empty" }, "after no more bets")]);
+      if (entersOutcome) {
+        const entry = v.phase === "no_more_bets" && !v.closed ? game.outcomeEntry(ctx) : h("p", { class: "empty" }, "after no more bets");
+        device.hidden = entry === null;
+        redraw(device, () => [h("h2", {}, v.outcome_mode === "rng" ? "Outcome (RNG)" : "Outcome"), entry]);
+      }
       redraw(betting, () => [h("h2", {}, "Bet for a player"),
         h("div", { class: "row" },
-          h("div", {}, h("label", { for: "bet-player" }, "player"), playerInput),
+          h("div", {}, h("label", { for: "bet-player" }, "player"), playerInput, players),
           h("div", {}, h("label", { for: "bet-amount" }, "stake ($)"), amountInput)),
-        game.layout(ctx)]);
+        v.phase === "betting" && !v.closed ? game.layout(ctx) : h("p", { class: "empty" }, "bets open with the round")]);
     }
+    const seen = new Set([...ctx.known.values()].map((b) => b.player));
+    if (seen.size !== players.children.length) fill(players, [...seen].sort().map((p) => h("option", { value: p })));
     const own = game.round(ctx);
     round.hidden = own === null;
     if (own !== null) redraw(round, () => own);
+    const total = (v.bets || []).reduce((n, b) => n + b.amount, 0);
     redraw(bets, () => [h("h2", {}, `Bets of round ${v.round ?? "–"}`),
+      (v.bets || []).length ? h("p", { class: "muted", id: "bets-total" }, `${v.bets.length} ${v.bets.length === 1 ? "bet" : "bets"} · ${money(total)} staked`) : null,
       betsTable(ctx, (b) => game.describeBet(b, v.config), { cancel: v.phase === "betting" })]);
-    redraw(settled, () => [h("h2", {}, "Settlement"),
-      settlementTable(settlements(ctx), (s) => s.bet_id)]);
+    redraw(settled, () => [h("h2", {}, "Settlement"), lastSettlement(ctx, game),
+      settlementTable(settlements(ctx), settledBet(ctx, game))]);
   }
   ctx.listeners.add(draw);
   draw();

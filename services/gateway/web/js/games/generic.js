@@ -13,6 +13,17 @@
 //                                        table's phase says it all
 //   key(view)                         -> string: redraw layout and outcome entry only when
 //                                        it changes (focus and half-entered input survive)
+//
+// Optional (the shells' default in brackets):
+//   entersOutcome                     -> boolean [true]: false when the game's round panel
+//                                        takes the outcome itself (rolls, cards): the dealer
+//                                        console then shows no Outcome section
+//   outcomeEntry(ctx) may return null -> no Outcome section for this view
+//
+// What ctx offers (js/table.js TableContext): view, events (this page's events of the
+// table), player, amount, isDealer, send(op, fields, doneText), bet(bet), betOf(bet_id)
+// (a bet as placed, to name a settled one), state (an object for input that must
+// survive the redraws of round(ctx), which runs on every change), changed().
 
 import { h } from "../ui.js";
 
