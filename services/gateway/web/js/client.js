@@ -177,7 +177,8 @@ export class Connection {
       attempts: 1,
       sentAt: Date.now(),
     });
-    this._raw({ op: "subscribe", id, stream, since: sub.since });
+    const filter = sub.types ? { types: sub.types } : {};
+    this._raw({ op: "subscribe", id, stream, since: sub.since, ...filter });
   }
 
   _nextId(kind) {
@@ -261,9 +262,10 @@ export class Connection {
   }
 
   /** Follow an aggregate stream (or `log`) from `since`: `onEvent(ev)` gets every later
-   * event once, in order, across reconnects. */
-  follow(stream, since, onEvent, onHead = null) {
-    const sub = { since, onEvent, onHead };
+   * event once, in order, across reconnects. On `log`, `types` (a list of event types)
+   * asks the server for those events only. */
+  follow(stream, since, onEvent, onHead = null, types = null) {
+    const sub = { since, onEvent, onHead, types };
     this.streams.set(stream, sub);
     this._sendSubscribe(stream, sub);
     return sub;

@@ -101,7 +101,8 @@ function onData(data) {
     // The ticker starts where the view's figures are: every later event once, resumed
     // with `since` after a lost connection (client.js).
     following = true;
-    conn.follow("log", data.log_id, onEvent);
+    // Only the events the ticker shows: the server filters the log (PROTOCOL.md).
+    conn.follow("log", data.log_id, onEvent, null, Object.keys(NOTABLE));
   }
   drawTables(data);
   drawCage(data);
