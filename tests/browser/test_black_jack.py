@@ -220,7 +220,7 @@ async def test_a_black_jack_hand_with_a_split(
     settled = dealer.get_by_role("region", name="settlement")
     for part in parts.values():
         for s in part["settlements"]:
-            row = settled.locator("tr", has_text=s["bet_id"])
+            row = settled.locator(f'tr[data-bet="{s["bet_id"]}"]')
             await expect(row.locator("td").nth(3)).to_have_text(s["result"])
             await expect(row.locator("td").nth(5)).to_have_text(money(s["paid"]))
     assert await balance_agrees(dealer_night, player) == CHIPS - 400 + 400
@@ -318,7 +318,7 @@ async def test_a_black_jack_round_in_rng_mode(pages: Pages, night: ServeProcess)
         f"paid {money(part['paid'])}"
     )
     settled = dealer.get_by_role("region", name="settlement")
-    row = settled.locator("tr", has_text=part["settlements"][0]["bet_id"])
+    row = settled.locator(f'tr[data-bet="{part["settlements"][0]["bet_id"]}"]')
     await expect(row.locator("td").nth(5)).to_have_text(money(part["paid"]))
     await pages.shot(dealer, "dealer-rng-round")
     # A round whose bets close with none on the layout: the deal just ends it.
@@ -360,9 +360,7 @@ async def test_a_joker_seven_round_drawn(pages: Pages, night: ServeProcess) -> N
     (s,) = data["settlements"]
     for tab in (dealer, player):
         await expect(tab.locator(".j7-round .card")).to_have_count(7)
-        row = tab.get_by_role("region", name=re.compile("settlement|my results")).locator(
-            "tr", has_text=s["bet_id"]
-        )
+        row = tab.locator(f'table.settlement tr[data-bet="{s["bet_id"]}"]').first
         await expect(row.locator("td").nth(3)).to_have_text(s["result"])
         await expect(row.locator("td").nth(5)).to_have_text(money(s["paid"]))
     await expect(player.locator("#j7-last")).to_have_text(" ".join(map(with_suit_sign, cards)))
