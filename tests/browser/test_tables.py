@@ -51,7 +51,7 @@ def dollars(cents: int) -> str:
 
 
 async def sell_chips(server: ServeProcess, player: str, amount: int) -> None:
-    # Through the protocol for now; the cashier console does it once it is merged.
+    # Set-up through the protocol (the whole round's test sells from the cashier console).
     cashier = await server.connect(server.token("cashier", "cashier"))
     reply = await cashier.cmd("buy_chips", player=player, amount=amount)
     assert reply["ok"], reply
@@ -89,11 +89,16 @@ async def bet_for(dealer: Page, player: str, stake: str) -> None:
 async def test_a_whole_roulette_round_from_the_dealer_console_and_the_player_page(
     pages: Pages, night: ServeProcess
 ) -> None:
-    await sell_chips(night, "p-1", 5000)
     dealer = await pages.open("dealer", night.dealer_token("roulette-1"), table="roulette-1")
     player = await pages.open(
         "player", night.player_token("p-1"), viewport=PHONE, table="roulette-1"
     )
+    # The cashier sells the chips from the cashier console while the pages are open.
+    cashier = await pages.open("cashier", night.token("cashier", "cashier"))
+    await cashier.get_by_label("player", exact=True).fill("p-1")
+    await cashier.get_by_label("amount ($)").fill("50")
+    await cashier.get_by_role("button", name="Sell chips").click()
+    await expect(cashier.locator("#balance")).to_have_text("$50.00")
     await expect(player.locator("#balance")).to_have_text("$50.00")
     await expect(player.locator("#phase")).to_have_text("waiting for the next round")
 
@@ -146,6 +151,13 @@ async def test_a_whole_roulette_round_from_the_dealer_console_and_the_player_pag
     await expect(player.locator("#balance")).to_have_text("$84.00")
     assert await balance(night, "p-1") == 5000 - 200 + 3600
     await expect(player.locator("#balance")).to_have_text(dollars(await balance(night, "p-1")))
+    # The cashier's console shows the same balance, live; the player cashes out there.
+    await expect(cashier.locator("#balance")).to_have_text("$84.00")
+    await cashier.get_by_label("amount ($)").fill("84")
+    await cashier.get_by_role("button", name="Cash out").click()
+    await expect(player.locator("#balance")).to_have_text("$0.00")
+    assert await balance(night, "p-1") == 0
+    await pages.shot(cashier, "cashier-after-the-round")
     await pages.shot(dealer, "dealer-roulette-settled")
     await pages.shot(player, "player-roulette-phone-settled")
 
