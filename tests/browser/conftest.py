@@ -8,6 +8,7 @@ violation (both reach the console), and :func:`shot` saves a screenshot of it un
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -56,18 +57,25 @@ async def browser() -> AsyncIterator[Browser]:
             await b.close()
 
 
-@pytest.fixture
-async def night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
-    """The real server running ``examples/night.toml``, the night ``make run`` opens."""
+@contextlib.asynccontextmanager
+async def serving(workdir: Path, night_text: str) -> AsyncIterator[ServeProcess]:
+    """The real ``casino-night serve`` running ``night_text``, ready; stopped at the end."""
     if not EXE.exists():
         pytest.fail(f"{EXE} is missing: install the project into this venv (make install)")
-    server = ServeProcess(tmp_path / "night", EXAMPLE_NIGHT.read_text())
+    server = ServeProcess(workdir, night_text)
     await server.start()
     await server.wait_ready()
     try:
         yield server
     finally:
         await server.aclose()
+
+
+@pytest.fixture
+async def night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
+    """The real server running ``examples/night.toml``, the night ``make run`` opens."""
+    async with serving(tmp_path / "night", EXAMPLE_NIGHT.read_text()) as server:
+        yield server
 
 
 class Pages:
@@ -113,10 +121,19 @@ class Pages:
         assert not real, "the pages had errors:\n" + "\n".join(real)
 
 
+@contextlib.asynccontextmanager
+async def watched_pages(
+    browser: Browser, server: ServeProcess, request: pytest.FixtureRequest
+) -> AsyncIterator[Pages]:
+    """A :class:`Pages` for one test; the test fails if any page it opened had an error."""
+    opened = Pages(browser, server, request.node.name)
+    yield opened
+    opened.check()
+
+
 @pytest.fixture
 async def pages(
     browser: Browser, night: ServeProcess, request: pytest.FixtureRequest
 ) -> AsyncIterator[Pages]:
-    opened = Pages(browser, night, request.node.name)
-    yield opened
-    opened.check()
+    async with watched_pages(browser, night, request) as opened:
+        yield opened

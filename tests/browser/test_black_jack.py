@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser.conftest import EXAMPLE_NIGHT, PHONE, Pages
-from tests.e2e.serve import EXE, ServeProcess
+from tests.browser.conftest import EXAMPLE_NIGHT, PHONE, Pages, serving, watched_pages
+from tests.e2e.serve import ServeProcess
 from tests.support import WsClient
 
 BJ = "black-jack-1"
@@ -49,24 +49,16 @@ def dealer_mode_night() -> str:
 @pytest.fixture
 async def dealer_night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
     """The real server running the example night with its card tables in dealer mode."""
-    if not EXE.exists():
-        pytest.fail(f"{EXE} is missing: install the project into this venv (make install)")
-    server = ServeProcess(tmp_path / "night", dealer_mode_night())
-    await server.start()
-    await server.wait_ready()
-    try:
+    async with serving(tmp_path / "night", dealer_mode_night()) as server:
         yield server
-    finally:
-        await server.aclose()
 
 
 @pytest.fixture
 async def dealer_pages(
     browser: Browser, dealer_night: ServeProcess, request: pytest.FixtureRequest
 ) -> AsyncIterator[Pages]:
-    opened = Pages(browser, dealer_night, request.node.name)
-    yield opened
-    opened.check()
+    async with watched_pages(browser, dealer_night, request) as opened:
+        yield opened
 
 
 async def sell_chips(server: ServeProcess, player: str = PLAYER, amount: int = CHIPS) -> None:

@@ -9,9 +9,10 @@ import datetime as dt
 import re
 from pathlib import Path
 
+import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser.conftest import EXAMPLE_NIGHT, Pages
+from tests.browser.conftest import EXAMPLE_NIGHT, Pages, serving, watched_pages
 from tests.e2e.serve import ServeProcess
 
 STRAIGHT_17 = {"kind": "straight", "numbers": ["17"]}
@@ -123,7 +124,7 @@ async def test_after_a_restart_the_page_resumes_without_a_gap_or_a_double(
 
 
 async def test_the_occasion_clock_runs_from_the_window_s_start_to_its_end(
-    browser: Browser, tmp_path: Path
+    browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """A night file with a window that opened an hour ago, for four hours: the bar is a
     quarter along, three hours left."""
@@ -132,11 +133,10 @@ async def test_the_occasion_clock_runs_from_the_window_s_start_to_its_end(
         "# starts_at = 2026-11-29T18:00:00-05:00", f"starts_at = {start.isoformat()}"
     )
     text = text.replace("# hours = 14 ", "hours = 4 ")
-    server = ServeProcess(tmp_path / "windowed", text)
-    await server.start()
-    await server.wait_ready()
-    pages = Pages(browser, server, "test_the_occasion_clock")
-    try:
+    async with (
+        serving(tmp_path / "windowed", text) as server,
+        watched_pages(browser, server, request) as pages,
+    ):
         tab = await pages.open("ops", server.token("auditor", "auditor-1"))
         bar = tab.locator('#clock [role="progressbar"]')
         # (a minute or so of start-up later: 25 %, 2 h 58 or 59 min left)
@@ -145,6 +145,3 @@ async def test_the_occasion_clock_runs_from_the_window_s_start_to_its_end(
             re.compile(r"^2 h 5[89] min left$")
         )
         await pages.shot(tab, "dashboard-occasion-clock")
-    finally:
-        await server.aclose()
-    pages.check()

@@ -16,8 +16,8 @@ import pytest
 from playwright.async_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from services.gateway.pages import page_link
-from tests.browser.conftest import PHONE, ROOT, Pages
-from tests.e2e.serve import EXE, ServeProcess
+from tests.browser.conftest import PHONE, ROOT, Pages, serving, watched_pages
+from tests.e2e.serve import ServeProcess
 
 DICE_NIGHT = ROOT / "examples" / "dice-night.toml"
 
@@ -25,24 +25,16 @@ DICE_NIGHT = ROOT / "examples" / "dice-night.toml"
 @pytest.fixture
 async def dice_night(tmp_path: Path) -> AsyncIterator[ServeProcess]:
     """The real server running ``examples/dice-night.toml`` (the dice games' night)."""
-    if not EXE.exists():
-        pytest.fail(f"{EXE} is missing: install the project into this venv (make install)")
-    server = ServeProcess(tmp_path / "dice-night", DICE_NIGHT.read_text())
-    await server.start()
-    await server.wait_ready()
-    try:
+    async with serving(tmp_path / "dice-night", DICE_NIGHT.read_text()) as server:
         yield server
-    finally:
-        await server.aclose()
 
 
 @pytest.fixture
 async def dice_pages(
     browser: Browser, dice_night: ServeProcess, request: pytest.FixtureRequest
 ) -> AsyncIterator[Pages]:
-    opened = Pages(browser, dice_night, request.node.name)
-    yield opened
-    opened.check()
+    async with watched_pages(browser, dice_night, request) as opened:
+        yield opened
 
 
 def dollars(cents: int) -> str:
