@@ -112,6 +112,11 @@ class Pages:
         # From the top: the header and the notices are sticky, and a full-page shot draws
         # them where the page was last scrolled to, over the page.
         await tab.evaluate("window.scrollTo(0, 0)")
+        # Every page fits its screen's width (a phone's too): nothing to scroll sideways.
+        wide = await tab.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert wide[0] <= wide[1], f"{name}: the page is {wide[0]} px wide on a {wide[1]} px screen"
         await tab.screenshot(path=str(path), full_page=True)
         return path
 

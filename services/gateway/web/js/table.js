@@ -149,7 +149,9 @@ export function settlementTable(rows, describe = (s) => s.bet_id, { label = "set
 export function settledBet(ctx, game) {
   return (s) => {
     const placed = ctx.betOf(s.bet_id);
-    return placed ? game.describeBet(placed.bet, ctx.view ? ctx.view.config : {}) : s.bet_id;
+    if (placed) return game.describeBet(placed.bet, ctx.view ? ctx.view.config : {});
+    // A wager added to a bet (a split hand, say) is named by the part it settled in.
+    return s.part ? s.part.replace(/^hand:/, "hand ") : s.bet_id;
   };
 }
 
