@@ -7,7 +7,7 @@ or :func:`stream_of`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgpack
@@ -109,6 +109,28 @@ def fold_views(payloads: Iterable[bytes]) -> Iterator[tuple[str, str, Data, int]
         if version != current and current is not None:
             data = upcast(type_, version, data)
         yield type_, f.stream, data, f.ts
+
+
+def fold_into(payloads: Iterable[bytes], apply: Callable[[str, str, Data, int], None]) -> None:
+    """``apply(type, stream, data, ts)`` for each stored envelope, in order: what
+    :func:`fold_views` yields, handed over without a generator between (a rebuild of one
+    projection spends a tenth of its time on that step)."""
+    versions: dict[str, int | None] = {}
+    decode_folded = _decode_folded
+    for raw in payloads:
+        try:
+            f = decode_folded(raw)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            apply(*fold_view(raw))
+            continue
+        type_ = f.type
+        current = versions.get(type_, -1)
+        if current == -1:
+            current = versions[type_] = current_version(type_)
+        if f.version != current and current is not None:
+            apply(type_, f.stream, upcast(type_, f.version, f.data), f.ts)
+        else:
+            apply(type_, f.stream, f.data, f.ts)
 
 
 def stream_of(raw: bytes) -> str:

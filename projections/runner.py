@@ -22,7 +22,7 @@ from typing import Any
 import msgpack
 import structlog
 
-from events.codec import fold_views
+from events.codec import fold_into, fold_views
 from projections.base import Projection
 from services.derived_keys import derive_key
 from services.store import keys
@@ -56,9 +56,7 @@ def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) 
     by the event registry, occurred-at) and apply it to each projection that folds that
     event type (its ``types``; all when it has none)."""
     if len(projections) == 1:
-        only = projections[0].apply
-        for type_, stream, data, ts in fold_views(payloads):
-            only(type_, stream, data, ts)
+        fold_into(payloads, projections[0].apply)
         return
     routes: dict[str, tuple[Callable[[str, str, dict[str, Any], int], None], ...]] = {}
     for type_, stream, data, ts in fold_views(payloads):

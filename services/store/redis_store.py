@@ -431,6 +431,8 @@ class EventStore:
         entries: Any = await self._raw.xrange(self._log, min=lo, max="+", count=limit)
         if not entries:
             return [], after
+        if self._raw is not self.redis:  # the reply as Redis sent it: [id, [b"e", payload]]
+            return [f[1] for _i, f in entries], entries[-1][0].decode()
         return [_payload(f) for _i, f in entries], entries[-1][0].decode()
 
     async def command_results(self, command_keys: Sequence[str]) -> list[bytes | None]:
