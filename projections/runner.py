@@ -22,7 +22,7 @@ from typing import Any
 import msgpack
 import structlog
 
-from events.codec import fold_into, fold_views
+from events.codec import fold_into
 from projections.base import Projection
 from services.derived_keys import derive_key
 from services.store import keys
@@ -52,14 +52,15 @@ def fold_raw(projections: Sequence[Projection], entries: Sequence[tuple[str, byt
 
 
 def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) -> None:
-    """Decode what the folds need (:func:`events.codec.fold_view`: type, stream, data upcast
+    """Decode what the folds need (:func:`events.codec.fold_into`: type, stream, data upcast
     by the event registry, occurred-at) and apply it to each projection that folds that
     event type (its ``types``; all when it has none)."""
     if len(projections) == 1:
         fold_into(payloads, projections[0].apply)
         return
     routes: dict[str, tuple[Callable[[str, str, dict[str, Any], int], None], ...]] = {}
-    for type_, stream, data, ts in fold_views(payloads):
+
+    def route(type_: str, stream: str, data: dict[str, Any], ts: int) -> None:
         applies = routes.get(type_)
         if applies is None:
             applies = routes[type_] = tuple(
@@ -67,6 +68,8 @@ def fold_payloads(projections: Sequence[Projection], payloads: Sequence[bytes]) 
             )
         for apply in applies:
             apply(type_, stream, data, ts)
+
+    fold_into(payloads, route)
 
 
 def folds(projection: Projection) -> frozenset[str] | None:
