@@ -84,7 +84,7 @@ export class Connection {
     this.status = "connecting";
     this.ended = null;
     this.backoff = BACKOFF_FIRST_MS;
-    this.streams = new Map();   // stream -> {since, onEvent, onHead}
+    this.streams = new Map();   // stream -> {since, onEvent, types}
     this.views = new Map();     // "view|key" -> {fields, onData, first}
     this.pending = new Map();   // id -> {msg, resolve, attempts, sentAt}
     this.connects = 0;
@@ -173,7 +173,7 @@ export class Connection {
     const id = this._nextId("sub");
     this.pending.set(id, {
       msg: null,
-      resolve: (reply) => { if (reply.ok && sub.onHead) sub.onHead(reply.result.head); },
+      resolve: () => {},  // the events that follow are what the page wants
       attempts: 1,
       sentAt: Date.now(),
     });
@@ -264,8 +264,8 @@ export class Connection {
   /** Follow an aggregate stream (or `log`) from `since`: `onEvent(ev)` gets every later
    * event once, in order, across reconnects. On `log`, `types` (a list of event types)
    * asks the server for those events only. */
-  follow(stream, since, onEvent, onHead = null, types = null) {
-    const sub = { since, onEvent, onHead, types };
+  follow(stream, since, onEvent, { types = null } = {}) {
+    const sub = { since, onEvent, types };
     this.streams.set(stream, sub);
     this._sendSubscribe(stream, sub);
     return sub;

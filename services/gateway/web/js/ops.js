@@ -6,7 +6,7 @@
 // page sends no command (docs/CONSOLES.md, "Ops dashboard").
 
 import { lineChart } from "./chart.js";
-import { fill, h, money, startPage } from "./ui.js";
+import { clock, fill, h, money, startPage } from "./ui.js";
 
 const EVENTS_SHOWN = 30;   // the ticker's length
 const ALERTS_SHOWN = 50;   // as many as the view carries
@@ -33,9 +33,6 @@ const main = document.getElementById("main");
 function tableOf(ev) { return ev.stream.replace(/^table:/, ""); }
 function nameOf(ev) { return ev.stream.replace(/^(raffle|deal):/, ""); }
 function words(text) { return String(text ?? "–").replace(/_/g, " "); }
-function time(ms) {
-  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-}
 function minute(ms) { return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
 function holdText(hold) { return hold === null || hold === undefined ? "–" : `${(hold * 100).toFixed(1)} %`; }
 function moneyClass(cents) { return cents > 0 ? "good" : cents < 0 ? "bad" : null; }
@@ -102,7 +99,7 @@ function onData(data) {
     // with `since` after a lost connection (client.js).
     following = true;
     // Only the events the ticker shows: the server filters the log (PROTOCOL.md).
-    conn.follow("log", data.log_id, onEvent, null, Object.keys(NOTABLE));
+    conn.follow("log", data.log_id, onEvent, { types: Object.keys(NOTABLE) });
   }
   drawTables(data);
   drawCage(data);
@@ -185,7 +182,7 @@ function drawClock() {
   const o = state.occasion;
   const now = Date.now() + offset;
   const head = h("p", {}, h("strong", {}, o.name), h("span", { class: "muted" }, ` (${o.id})`), " · server time ",
-    h("span", { "data-k": "now" }, time(now)));
+    h("span", { "data-k": "now" }, clock(now)));
   if (o.starts_at === null || o.ends_at === null) {
     fill(clockSec.body, head, h("p", { class: "empty", "data-k": "window" }, "no window set: the night file gives no starts_at"));
     return;
@@ -270,7 +267,7 @@ function drawAlerts(alerts) {
     const key = `${a.id}@${a.at}`;
     if (alertItems.has(key)) continue;
     const item = h("li", { class: `dash-alert ${a.kind}`, "data-kind": a.kind, "data-id": a.id },
-      h("span", { class: "muted" }, time(a.at)), " ", h("strong", {}, words(a.kind)), " ", a.message);
+      h("span", { class: "muted" }, clock(a.at)), " ", h("strong", {}, words(a.kind)), " ", a.message);
     alertItems.set(key, item);
     alertList.prepend(item);
   }
@@ -290,6 +287,6 @@ function onEvent(ev) {
   if (seenEvents.size > 10 * EVENTS_SHOWN) seenEvents.delete(seenEvents.values().next().value);
   let text;
   try { text = line(ev, ev.data || {}); } catch { text = `${ev.type} on ${ev.stream}`; }
-  eventList.prepend(h("li", { "data-type": ev.type }, h("span", { class: "muted" }, time(ev.ts)), " ", text));
+  eventList.prepend(h("li", { "data-type": ev.type }, h("span", { class: "muted" }, clock(ev.ts)), " ", text));
   while (eventList.children.length > EVENTS_SHOWN) eventList.lastChild.remove();
 }

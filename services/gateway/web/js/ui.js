@@ -53,11 +53,6 @@ export function cents(text) {
   return Number(m[1]) * 100 + Number((m[2] || "0").padEnd(2, "0"));
 }
 
-export function percent(part, whole) {
-  if (!whole) return "–";
-  return `${((100 * part) / whole).toFixed(1)} %`;
-}
-
 export function clock(ms) {
   if (!ms) return "–";
   return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
@@ -109,11 +104,4 @@ export function startPage(page, { title, roles } = {}) {
     notify(`this page is for ${roles.join(" or ")}; this token is a ${conn.claims.role}'s`, "error");
   }
   return conn.start();
-}
-
-/** A labelled text input: returns [label, input]. */
-export function field(label, attrs = {}) {
-  const id = attrs.id || `f-${label.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
-  const input = h("input", { id, ...attrs });
-  return [h("label", { for: id }, label), input];
 }
