@@ -29,26 +29,20 @@ import asyncio
 import json
 import os
 import re
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from bench.common import (
     CpuMeter,
     RawWs,
     Result,
-    ServerProcess,
     at_most,
-    connect_many,
     gather_all,
-    own_redis,
     percentile,
     progress,
-    redis_url,
     token,
 )
-from bench.e2e import PER_TABLE, TARGET_RATE, Bettor, Phase, open_loop, roulette_night
+from bench.e2e import TARGET_RATE, Phase, load_night, open_loop, roulette_night
 
 LAG_TARGET_MS = 1_000
 """The issue's target: the dashboard's figures under 1 s behind the log."""
@@ -231,60 +225,40 @@ def view_cost() -> Result:
 async def run(quick: bool) -> list[Result]:
     seconds = 4.0 if quick else 8.0
     warmup = 1.0
-    tables, players, doc = roulette_night("dashboard")
-    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-dash-") as tmp:
-        server = ServerProcess(doc, redis_url(redis), Path(tmp))
-        progress("dashboard: starting the server process")
-        await server.start()
-        clients: list[RawWs] = []
-        try:
-            cashier = await RawWs.connect(server.port, token("cashier", "cashier-1"))
-            dealer = await RawWs.connect(
-                server.port, token("dealer", "dealer-1", tables=tuple(tables))
-            )
-            clients += [cashier, dealer]
-            await gather_all(
-                *(cashier.cmd("buy_chips", player=p, amount=1_000_000) for p in players)
-            )
-            await gather_all(*(dealer.cmd("open_round", table=t) for t in tables))
-            socks = await connect_many(server.port, [token("player", p, player=p) for p in players])
-            clients += socks
-            bettors = [
-                Bettor(ws, tables[i // PER_TABLE], players[i], seed=i) for i, ws in enumerate(socks)
-            ]
-            meter = CpuMeter({"server": server.pid, "bench": os.getpid()})
+    async with load_night("dashboard") as night:
+        server, dealer, tables, bettors, clients = (
+            night.server,
+            night.dealer,
+            night.tables,
+            night.bettors,
+            night.clients,
+        )
+        meter = CpuMeter({"server": server.pid, "bench": os.getpid()})
 
-            async def phase(name: str) -> tuple[Phase, float]:
-                progress(f"dashboard: open loop at {TARGET_RATE:,} bets/s, {name}, {seconds:.0f} s")
-                done = await open_loop(bettors, TARGET_RATE, warmup, seconds, meter)
-                cpu = meter.used["server"]
-                await _settle_and_reopen(dealer, tables)
-                return done, cpu
+        async def phase(name: str) -> tuple[Phase, float]:
+            progress(f"dashboard: open loop at {TARGET_RATE:,} bets/s, {name}, {seconds:.0f} s")
+            done = await open_loop(bettors, TARGET_RATE, warmup, seconds, meter)
+            cpu = meter.used["server"]
+            await _settle_and_reopen(dealer, tables)
+            return done, cpu
 
-            async def with_dashboard(follow_log: bool) -> tuple[Dashboard, Phase, float]:
-                ws = await RawWs.connect(server.port, token("ops", "ops-dashboard"))
-                clients.append(ws)
-                dash = Dashboard(ws)
-                await dash.start(follow_log)
-                dash.recording = True
-                name = "the dashboard (view and log)" if follow_log else "the view only"
-                done, cpu = await phase(f"with {name}")
-                dash.recording = False
-                ws.close()
-                await asyncio.sleep(0.5)
-                return dash, done, cpu
+        async def with_dashboard(follow_log: bool) -> tuple[Dashboard, Phase, float]:
+            ws = await RawWs.connect(server.port, token("ops", "ops-dashboard"))
+            clients.append(ws)
+            dash = Dashboard(ws)
+            await dash.start(follow_log)
+            dash.recording = True
+            name = "the dashboard (view and log)" if follow_log else "the view only"
+            done, cpu = await phase(f"with {name}")
+            dash.recording = False
+            ws.close()
+            await asyncio.sleep(0.5)
+            return dash, done, cpu
 
-            without_1, cpu_1 = await phase("no dashboard")
-            dash, with_dash, cpu_dash = await with_dashboard(follow_log=True)
-            view_only, _phase, cpu_view = await with_dashboard(follow_log=False)
-            without_2, cpu_2 = await phase("no dashboard again")
-        except BaseException:
-            server.stop(failed=True)
-            raise
-        finally:
-            for c in clients:
-                c.close()
-            server.stop()
+        without_1, cpu_1 = await phase("no dashboard")
+        dash, with_dash, cpu_dash = await with_dashboard(follow_log=True)
+        view_only, _phase, cpu_view = await with_dashboard(follow_log=False)
+        without_2, cpu_2 = await phase("no dashboard again")
 
     lags = dash.lags
     cpu_without = (cpu_1 + cpu_2) / 2

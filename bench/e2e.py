@@ -26,6 +26,7 @@ reading the reply frame.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -33,6 +34,7 @@ import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -314,13 +316,28 @@ def roulette_night(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
     return tables, players, doc
 
 
-async def run(quick: bool) -> list[Result]:
-    seconds = 4.0 if quick else 8.0
-    warmup = 1.0
-    tables, players, doc = roulette_night("e2e")
-    with own_redis() as redis, tempfile.TemporaryDirectory(prefix="cn-bench-e2e-") as tmp:
+@dataclass
+class LoadNight:
+    """Figure 2's night, running: the server process and its Redis, the dealer's socket on
+    every table (each with a round open), the bettors, and every socket to close."""
+
+    server: ServerProcess
+    redis: Any
+    dealer: RawWs
+    tables: list[str]
+    bettors: list[Bettor]
+    clients: list[RawWs]
+
+
+@contextlib.asynccontextmanager
+async def load_night(name: str) -> AsyncIterator[LoadNight]:
+    """Figure 2's night (:func:`roulette_night`) served by a ``casino-night serve`` child
+    on the bench's own Redis: chips sold to every player, a round open at every table, a
+    websocket per player; stopped (and its sockets closed) at the end."""
+    tables, players, doc = roulette_night(name)
+    with own_redis() as redis, tempfile.TemporaryDirectory(prefix=f"cn-bench-{name}-") as tmp:
         server = ServerProcess(doc, redis_url(redis), Path(tmp))
-        progress("e2e: starting the server process")
+        progress(f"{name}: starting the server process")
         await server.start()
         clients: list[RawWs] = []
         try:
@@ -329,36 +346,18 @@ async def run(quick: bool) -> list[Result]:
                 server.port, token("dealer", "dealer-1", tables=tuple(tables))
             )
             clients += [cashier, dealer]
-            progress("e2e: selling chips to 200 players, opening 20 rounds")
+            progress(f"{name}: selling chips to 200 players, opening 20 rounds")
             await gather_all(
                 *(cashier.cmd("buy_chips", player=p, amount=1_000_000) for p in players)
             )
             await gather_all(*(dealer.cmd("open_round", table=t) for t in tables))
-            progress("e2e: connecting 200 player websockets")
+            progress(f"{name}: connecting 200 player websockets")
             socks = await connect_many(server.port, [token("player", p, player=p) for p in players])
             clients += socks
             bettors = [
                 Bettor(ws, tables[i // PER_TABLE], players[i], seed=i) for i, ws in enumerate(socks)
             ]
-            assert redis.proc is not None
-            meter = CpuMeter({"server": server.pid, "redis": redis.proc.pid, "bench": os.getpid()})
-
-            progress(f"e2e: closed loop, {WINDOW} bets in flight per client, {seconds:.0f} s")
-            closed = await closed_loop(bettors, warmup, seconds, meter)
-            after_closed = await _metrics(server.port)
-            batch_closed = _batch_mean(after_closed)
-            gc_longest, gc_note = _gc_pauses(after_closed)
-            progress("e2e: settling 20 rounds and opening the next")
-            settle_ms, _ = await _settle_and_reopen(dealer, tables)
-
-            progress(f"e2e: open loop at {TARGET_RATE:,} bets/s offered, {seconds:.0f} s")
-            target = await open_loop(bettors, TARGET_RATE, warmup, seconds, meter)
-            await _settle_and_reopen(dealer, tables)
-
-            light_rate = max(100.0, round(closed.rate / 2, -2))
-            progress(f"e2e: open loop at {light_rate:,.0f} bets/s offered, {seconds:.0f} s")
-            light = await open_loop(bettors, light_rate, warmup, seconds, meter)
-            batch_all = _batch_mean(await _metrics(server.port))
+            yield LoadNight(server, redis, dealer, tables, bettors, clients)
         except BaseException:
             server.stop(failed=True)
             raise
@@ -366,6 +365,38 @@ async def run(quick: bool) -> list[Result]:
             for c in clients:
                 c.close()
             server.stop()
+
+
+async def run(quick: bool) -> list[Result]:
+    seconds = 4.0 if quick else 8.0
+    warmup = 1.0
+    async with load_night("e2e") as night:
+        server, redis, dealer, tables, bettors = (
+            night.server,
+            night.redis,
+            night.dealer,
+            night.tables,
+            night.bettors,
+        )
+        assert redis.proc is not None
+        meter = CpuMeter({"server": server.pid, "redis": redis.proc.pid, "bench": os.getpid()})
+
+        progress(f"e2e: closed loop, {WINDOW} bets in flight per client, {seconds:.0f} s")
+        closed = await closed_loop(bettors, warmup, seconds, meter)
+        after_closed = await _metrics(server.port)
+        batch_closed = _batch_mean(after_closed)
+        gc_longest, gc_note = _gc_pauses(after_closed)
+        progress("e2e: settling 20 rounds and opening the next")
+        settle_ms, _ = await _settle_and_reopen(dealer, tables)
+
+        progress(f"e2e: open loop at {TARGET_RATE:,} bets/s offered, {seconds:.0f} s")
+        target = await open_loop(bettors, TARGET_RATE, warmup, seconds, meter)
+        await _settle_and_reopen(dealer, tables)
+
+        light_rate = max(100.0, round(closed.rate / 2, -2))
+        progress(f"e2e: open loop at {light_rate:,.0f} bets/s offered, {seconds:.0f} s")
+        light = await open_loop(bettors, light_rate, warmup, seconds, meter)
+        batch_all = _batch_mean(await _metrics(server.port))
 
     errors = ", ".join(f"{k} {v}" for k, v in (closed.codes + target.codes).items()) or "none"
     how = (
