@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from services.settings import Settings
 from services.store.redis_store import EventStore, close_redis, open_redis
@@ -161,6 +162,11 @@ def tune_gc(metrics: Metrics) -> Callable[[], None]:
 
 def _data_dir(args: argparse.Namespace) -> Path:
     return Path(args.data_dir or os.environ.get("CASINO_DATA_DIR", "var"))
+
+
+data_dir = _data_dir
+"""The command's data directory (``--data-dir``, else ``CASINO_DATA_DIR``, else ``var``),
+for the commands that live in their own modules (:data:`COMMAND_MODULES`)."""
 
 
 def _token(args: argparse.Namespace) -> int:
@@ -494,8 +500,35 @@ async def _exclusions(args: argparse.Namespace) -> int:
         return 0
 
 
+offline_store = _offline_store
+"""The night's event store, as ``replay`` and ``verify`` reach it (for the commands of
+:data:`COMMAND_MODULES`, whose arguments include ``--night`` and ``--data-dir``)."""
+
+
 class CliError(Exception):
     """A command that cannot run: its message is printed, exit status 2."""
+
+
+class CommandModule(Protocol):
+    """A command that lives in a module of its own: it declares its arguments and runs."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+COMMAND_MODULES = {
+    "audit": ("services.audit.command", "recompute every figure the org log records"),
+    "recall": ("services.recall", "show one round of a table as it happened"),
+    "export": ("services.export", "write the log, its chains and checkpoints for an auditor"),
+    "forms": ("services.reports.command", "write the regulator's forms as CSV and PDF"),
+}
+"""Each command's module and its help: the module is imported only when the command runs."""
+
+
+def _command_module(name: str) -> CommandModule:
+    module: CommandModule = importlib.import_module(COMMAND_MODULES[name][0])  # type: ignore[assignment]
+    return module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -576,6 +609,14 @@ def main(argv: list[str] | None = None) -> int:
     exc.add_argument("--night", default="examples/night.toml")
     exc.add_argument("--data-dir", default=None)
 
+    chosen = next(
+        (a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None
+    )
+    for name, (_module, text) in COMMAND_MODULES.items():
+        p = sub.add_parser(name, help=text)
+        if name == chosen:
+            _command_module(name).add_arguments(p)
+
     args = parser.parse_args(argv)
     from services.aggregates import RuleError
     from services.night import NightError
@@ -596,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_replay(args))
         if args.command == "exclusions":
             return asyncio.run(_exclusions(args))
+        if args.command in COMMAND_MODULES:
+            return _command_module(args.command).run(args)
         return asyncio.run(_verify(args))
     except RuleError as e:
         print(f"casino-night {args.command}: {e.message}", file=sys.stderr)
