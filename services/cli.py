@@ -527,7 +527,7 @@ COMMAND_MODULES = {
 
 
 def _command_module(name: str) -> CommandModule:
-    module: CommandModule = importlib.import_module(COMMAND_MODULES[name][0])  # type: ignore[assignment]
+    module: CommandModule = importlib.import_module(COMMAND_MODULES[name][0])
     return module
 
 
