@@ -13,6 +13,7 @@ Pure: the figures, the license period and the organization's particulars come in
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Final
 
@@ -78,6 +79,26 @@ def quarters_of_period(period_start: date, period_end: date) -> list[tuple[int, 
         out.append((year, n))
         year, n = (year + 1, 1) if n == 4 else (year, n + 1)
     return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatementDue:
+    """One GC-7Q the organization owes: the quarter (``YYYY-Qn``), its year and number, and
+    the filing deadline."""
+
+    quarter: str
+    year: int
+    n: int
+    due: date
+
+
+def statements_due(period_start: date, period_end: date) -> list[StatementDue]:
+    """Every GC-7Q of the license period, one per calendar quarter holding a day of it
+    (:func:`quarters_of_period`), with its deadline (:func:`due_date`)."""
+    return [
+        StatementDue(quarter=quarter_name(year, n), year=year, n=n, due=due_date(year, n))
+        for year, n in quarters_of_period(period_start, period_end)
+    ]
 
 
 def _schedule(figures: Mapping[str, Any]) -> Table:

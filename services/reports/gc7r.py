@@ -76,9 +76,9 @@ def due_date(concluded_on: date) -> date:
 def occasion_concluded_on(drawn_at: int, timezone: str, windows: Iterable[Window] = ()) -> date:
     """The day the occasion of a drawing held at ``drawn_at`` (unix ms) concluded, in the
     organization's ``timezone``: the last day of the occasion window that holds the drawing
-    (an occasion may run past midnight, docs/RULES.md "Occasions"), else the drawing's own
-    day (an occasion without a window, or a drawing outside every window, as a raffle's may
-    be, 4620.22(b)(5))."""
+    (an occasion may run past midnight: docs/RULES.md "The license and the night", item 4),
+    else the drawing's own day (an occasion without a window, or a drawing outside every
+    window, as a raffle's may be, 4620.22(b)(5))."""
     zone = ZoneInfo(timezone)
     for starts_at, ends_at in windows:
         if ends_at is None or (starts_at is not None and drawn_at < starts_at):
@@ -96,7 +96,9 @@ def _results(view: Mapping[str, Any], round_: int) -> Mapping[str, Any] | None:
 def rounds_drawn(view: Mapping[str, Any]) -> list[int]:
     """The rounds of the raffle in which a drawing was held, in order: each owes a GC-7R."""
     return sorted(
-        int(k) for k, r in view["round_results"].items() if r["drawings"] and r["drawn_at"]
+        int(k)
+        for k, r in view["round_results"].items()
+        if r["drawings"] and r["drawn_at"] is not None
     )
 
 

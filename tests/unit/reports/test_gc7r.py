@@ -13,8 +13,11 @@ from datetime import date
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services.aggregates import RuleError
+from services.raffles import queen_of_hearts as qoh
 from services.raffles.rules import draw_sizes
 from services.raffles.state import RevealCard, TryKey
 from services.reports import gc7r
@@ -275,3 +278,39 @@ def test_a_round_without_a_drawing_owes_no_statement_yet() -> None:
         gc7r.build(view, timezone=NEW_YORK)
     assert e.value.code == "not_drawn" and view == before
     assert gc7r.statements_due(view, NEW_YORK) == []
+
+
+weeks_played = st.lists(
+    st.tuples(st.integers(min_value=1, max_value=6), st.integers(min_value=0, max_value=53)),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(weeks_played)
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_every_week_of_any_queen_of_hearts_reconciles_to_the_cent(weeks: list[Any]) -> None:
+    """Whatever is sold and turned up, each week's line 5 + 5a = 6 + 7 + 8 + 9, the weeks
+    add up to the projection's prizes and profit, and the last week holds the pool."""
+    r = Raffle("queen_of_hearts", qoh_config(price=100, first_drawing_at=at(2026, 11, 21, 20)))
+    r.method()
+    for week, (count, pick) in enumerate(weeks):
+        drawn = at(2026, 11, 21, 20) + week * 7 * 86_400_000
+        r.sell(count, now=drawn - 3_600_000)
+        r.draw(0, now=drawn)
+        left = [c for c in qoh.DECK if c not in r.state.revealed.values()]
+        card = left[pick % len(left)]
+        position = next(p for p in range(1, 55) if p not in r.state.revealed)
+        r.run(RevealCard(now_ms=drawn + 60_000, position=position, card=card))
+        if r.state.ended:
+            break
+    view = view_of(raffles(("q", r)), "q")
+    got = [
+        lines(gc7r.build(view, timezone=NEW_YORK, round_number=d.round))
+        for d in gc7r.statements_due(view, NEW_YORK)
+    ]
+    assert all(reconciles(g) for g in got)
+    assert sum(g["6"] + g["7"] for g in got) == view["prizes_paid"]
+    assert sum(g["8"] for g in got) == view["profit_kept"]
+    assert got[-1]["9"] == view["pool"] == view["open"]
+    assert got[-1]["2a"] == view["tickets"]
