@@ -50,6 +50,16 @@ KIND_NAMES: Final[Mapping[str, str]] = {
     "treasure_chest": "Treasure Chest (4620.24)",
 }
 
+PRIZE_NAMES: Final[Mapping[str, str]] = {
+    "prize": "prize",
+    "fifty_fifty": "50/50 prize",
+    "consolation": "consolation prize",
+    "grand": "grand prize",
+    "primary": "primary prize",
+    "secondary": "treasure chest",
+}
+"""How the statement names each kind of prize ``PrizeAwarded`` records (events/raffles.py)."""
+
 Window = tuple[int | None, int | None]
 """An occasion's window, unix ms (``OccasionStarted``'s ``starts_at``, ``ends_at``)."""
 
@@ -207,18 +217,6 @@ def round_figures(view: Mapping[str, Any], round_: int) -> RoundFigures:
     )
 
 
-def _prize_name(kind: str, prize: str) -> str:
-    names = {
-        "prize": "prize",
-        "fifty_fifty": "50/50 prize",
-        "consolation": "consolation prize",
-        "grand": "grand prize",
-        "primary": "primary prize",
-        "secondary": "treasure chest",
-    }
-    return names.get(prize, prize)
-
-
 def _prices(view: Mapping[str, Any]) -> tuple[Line, ...]:
     lines = [Line(number="3", label="Price of one ticket", value=Amount(cents=view["price"]))]
     for b in view["bundles"]:
@@ -345,7 +343,7 @@ def build(
     rows: list[tuple[Value, ...]] = [
         (
             p["serial"],
-            _prize_name(kind, p["prize"]),
+            PRIZE_NAMES.get(p["prize"], p["prize"]),
             p.get("description") or "",
             "cash" if p["cash"] else "merchandise",
             Amount(cents=p["amount"]),
