@@ -8,8 +8,15 @@ consolation is paid from the licensee's share, so ``profit_kept`` can be negativ
 runs); ``open`` = sales − prizes_paid − profit_kept, the money not yet allocated (the pool,
 a Treasure Chest occasion's sales before its drawing, a standard raffle's sales before its
 last drawing); ``carry_overs``; the Queen of Hearts ``board`` (revealed positions and their
-cards); the Treasure Chest ``keys_in_play``; ``prizes`` (every prize, in order) and
-``announcements``. No personal data: purchasers appear as opaque ids only.
+cards); the Treasure Chest ``keys_in_play``; ``prizes`` (every prize, in order, with its
+description) and ``announcements``.
+
+For the raffle's statement (GC-7R, ``services.reports.gc7r``): what the tickets carry
+(``organization``, ``identification_number``, ``location``, ``bundles``) and
+``tickets_printed`` from the configuration, and ``round_results`` per round: its
+``drawings``, the ``winners`` drawn, the time of its last drawing (``drawn_at``), and the
+``prizes_paid`` and ``profit_kept`` of the round. No personal data: purchasers appear as
+opaque ids only.
 """
 
 from __future__ import annotations
@@ -39,6 +46,12 @@ RAFFLE_EVENT_TYPES = frozenset(
 """The event types of raffle streams (``events.raffles``), the ones this projection folds."""
 
 
+SNAPSHOT_SCHEMA = 2
+"""The shape of :meth:`Raffles.snapshot`: 2 added the statement's figures (prize
+descriptions, ``round_results``, the ticket's settings). A checkpoint of another shape is
+not restored (:meth:`Raffles.accepts`): the projection folds the log from the start."""
+
+
 def _new(raffle: str, data: dict[str, Any]) -> dict[str, Any]:
     config = data["config"]
     return {
@@ -46,6 +59,11 @@ def _new(raffle: str, data: dict[str, Any]) -> dict[str, Any]:
         "kind": data["kind"],
         "name": config.get("name"),
         "price": config.get("price"),
+        "bundles": copy.deepcopy(config.get("bundles", [])),
+        "tickets_printed": config.get("tickets_printed"),
+        "organization": config.get("organization"),
+        "identification_number": config.get("identification_number"),
+        "location": config.get("location"),
         "method": None,
         "round": 1,
         "ended": False,
@@ -54,6 +72,7 @@ def _new(raffle: str, data: dict[str, Any]) -> dict[str, Any]:
         "sales": 0,
         "online_tickets": 0,
         "rounds": {},
+        "round_results": {},
         "occasions": {},
         "pool": 0,
         "prizes_paid": 0,
@@ -80,6 +99,21 @@ def _count(table: dict[str, dict[str, int]], key: str, tickets: int, sales: int)
         row = table[key] = {"tickets": 0, "sales": 0}
     row["tickets"] += tickets
     row["sales"] += sales
+
+
+def _result(r: dict[str, Any], round_: int) -> dict[str, Any]:
+    """The round's row of ``round_results`` (made on its first drawing, prize or profit)."""
+    results: dict[str, dict[str, Any]] = r["round_results"]
+    row = results.get(str(round_))
+    if row is None:
+        row = results[str(round_)] = {
+            "drawings": 0,
+            "winners": 0,
+            "drawn_at": None,
+            "prizes_paid": 0,
+            "profit_kept": 0,
+        }
+    return row
 
 
 class Raffles:
@@ -122,6 +156,10 @@ class Raffles:
             r["sales_open"] = False
         elif type_ == "DrawingHeld":
             r["drawings"] += 1
+            result = _result(r, data["round"])
+            result["drawings"] += 1
+            result["winners"] += len(data["winners"])
+            result["drawn_at"] = data["at"]
             if r["kind"] == "queen_of_hearts":
                 r["round"] = data["round"] + 1  # sales go on for the next week
                 r["sales_open"] = True
@@ -131,11 +169,15 @@ class Raffles:
             r["pool"] += data["pool"]
         elif type_ == "PrizeAwarded":
             r["prizes_paid"] += data["amount"]
-            r["prizes"].append({k: data[k] for k in ("round", "serial", "prize", "amount", "cash")})
+            _result(r, data["round"])["prizes_paid"] += data["amount"]
+            r["prizes"].append(
+                {k: data[k] for k in ("round", "serial", "prize", "amount", "cash", "description")}
+            )
             if data["prize"] in ("grand", "secondary"):
                 r["pool"] = 0
         elif type_ == "ProfitKept":
             r["profit_kept"] += data["amount"]
+            _result(r, data["round"])["profit_kept"] += data["amount"]
         elif type_ == "CardRevealed":
             r["board"]["revealed"][str(data["position"])] = data["card"]
         elif type_ == "KeyTried":
@@ -162,7 +204,11 @@ class Raffles:
         return [copy.deepcopy(self.raffles[k]) for k in sorted(self.raffles)]
 
     def snapshot(self) -> dict[str, Any]:
-        return {"raffles": copy.deepcopy(self.raffles)}
+        return {"schema": SNAPSHOT_SCHEMA, "raffles": copy.deepcopy(self.raffles)}
+
+    def accepts(self, data: dict[str, Any]) -> bool:
+        """Whether a checkpoint's snapshot has this version's shape (:data:`SNAPSHOT_SCHEMA`)."""
+        return data.get("schema") == SNAPSHOT_SCHEMA
 
     def restore(self, data: dict[str, Any]) -> None:
         self.raffles = copy.deepcopy(data["raffles"])

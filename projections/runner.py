@@ -78,6 +78,13 @@ def folds(projection: Projection) -> frozenset[str] | None:
     return types
 
 
+def _accepts(projection: Projection, state: Any) -> bool:
+    """Whether ``projection`` can be restored from a checkpoint's ``state``: one that names
+    the shape of its snapshot says so (``accepts``); any other takes what it saved."""
+    accepts: Callable[[Any], bool] | None = getattr(projection, "accepts", None)
+    return True if accepts is None else accepts(state)
+
+
 class ProjectionRunner:
     """Runs projections over the org log with an atomic checkpoint."""
 
@@ -162,6 +169,10 @@ class ProjectionRunner:
             # A projection this checkpoint does not know (new in this version) must see the
             # whole log: start every projection from the beginning.
             log.info("checkpoint_ignored", reason="a projection is missing from it")
+            return
+        if not all(_accepts(p, saved["states"][p.name]) for p in self.projections):
+            # A projection whose snapshot changed shape in this version: the same.
+            log.info("checkpoint_ignored", reason="a projection's snapshot is of another shape")
             return
         for p in self.projections:
             p.restore(saved["states"][p.name])
