@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, time
 
 from fpdf import FPDF
 
@@ -134,6 +134,9 @@ def _latin(text: str) -> str:
 def to_pdf(form: Form) -> bytes:
     """The form as a PDF (A4 portrait; schedules with many columns in smaller type)."""
     pdf = FPDF(format="A4")
+    # The same form gives the same bytes: the PDF's creation date is the form's due date,
+    # not the clock's (a rendering reads no clock).
+    pdf.set_creation_date(datetime.combine(form.due, time(0, 0), tzinfo=UTC))
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
     width = pdf.w - pdf.l_margin - pdf.r_margin
