@@ -51,4 +51,7 @@ def test_the_pdf_draws_typographic_marks_its_fonts_lack_plainly() -> None:
 
 def test_the_same_form_gives_the_same_pdf_bytes() -> None:
     """The PDF's creation date is the form's due date, not the clock's."""
-    assert to_pdf(_form()) == to_pdf(_form())
+    pdf = to_pdf(_form())
+    created = PdfReader(io.BytesIO(pdf)).metadata.creation_date
+    assert created is not None and created.date() == date(2027, 1, 15)
+    assert pdf == to_pdf(_form())
