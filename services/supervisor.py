@@ -23,6 +23,7 @@ from services.actor import MOVED, Actor, Reply, Submission, error_reply
 from services.aggregates import (
     CAGE,
     DEAL_SERIALS,
+    EXPENSES,
     LICENSE,
     deal_of,
     deal_stream,
@@ -35,6 +36,7 @@ from services.bell_jars.state import DealState
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.chance import ServerChance
+from services.expenses.actor import ExpenseRules
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
@@ -123,6 +125,7 @@ class Supervisor:
         :meth:`drop_unopened_raffle`)."""
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
+        make(EXPENSES, ExpenseRules(night.period_start, night.period_end))
         for spec in night.tables:
             make(table_stream(spec.id), TableRules(self.chance))
         for raffle in night.raffles:
