@@ -125,7 +125,6 @@ class Supervisor:
         :meth:`drop_unopened_raffle`)."""
         make(LICENSE, LicenseRules())
         make(CAGE, CageRules(night.max_transaction))
-        make(EXPENSES, ExpenseRules(night.period_start, night.period_end))
         for spec in night.tables:
             make(table_stream(spec.id), TableRules(self.chance))
         for raffle in night.raffles:
@@ -137,8 +136,9 @@ class Supervisor:
         return list(self.actors)
 
     def follow(self, stream: str) -> bool:
-        """Give a raffle or deal stream seen in the store (set up by another process) its
-        actor; whether it was new. Other streams are the night file's."""
+        """Give a raffle or deal stream seen in the store (set up by another process), the
+        serial registry or the expense stream its actor; whether it was new. Other streams
+        are the night file's."""
         if stream in self.actors:
             return False
         if raffle_of(stream) is not None:
@@ -149,6 +149,9 @@ class Supervisor:
             return True
         if stream == DEAL_SERIALS:
             self._make(stream, SerialRegistryRules())
+            return True
+        if stream == EXPENSES:  # made at the first expense: a night without any has none
+            self._make(stream, ExpenseRules(self.night.period_start, self.night.period_end))
             return True
         return False
 
