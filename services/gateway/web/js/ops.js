@@ -240,7 +240,7 @@ function drawForms(reports) {
       h("td", {}, r.period),
       h("td", { "data-k": "due" }, r.due, " ", h("span", { class: r.overdue ? "bad" : "muted" },
         r.overdue ? `overdue by ${-r.days_left} days` : `in ${r.days_left} days`)),
-      h("td", {}, h("button", { type: "button", class: "button", onclick: () => openPdf(r.pdf) }, "PDF")))))));
+      h("td", {}, h("button", { type: "button", class: "button", "aria-label": `${r.code} ${r.key} as PDF`, onclick: () => openPdf(r.pdf) }, "PDF")))))));
 }
 
 async function openPdf(path) {
