@@ -126,8 +126,9 @@ async def test_a_bad_expense_is_bad_request_and_changes_nothing(server: LiveServ
     for i, fields in enumerate(bad):
         reply = await mic.send({"op": "record_expense", "id": f"bad-{i}", **fields})
         assert not reply["ok"] and reply["error"]["code"] == "bad_request", (fields, reply)
-    for role in ("cashier", "auditor", "ops", "seller"):
-        client = await server.connect(token(role))
+    others = [token(r) for r in ("cashier", "auditor", "ops", "seller")]
+    for tok in [*others, player_token("p-1"), dealer_token("roulette-1")]:
+        client = await server.connect(tok)
         reply = await client.send({"op": "record_expense", "id": "x", **EXPENSE})
         assert reply["error"]["code"] == "forbidden", reply
         assert reply["error"]["message"] == "record_expense is for the member in charge"
