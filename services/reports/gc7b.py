@@ -47,9 +47,10 @@ class TableFigures:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CashSummary:
-    """An occasion's cash control: the cage, every table, and what the players still hold
-    (all cents). It reconciles when ``difference`` is 0: the cage's net cash equals the
-    tables' house result plus the chips still in the players' hands."""
+    """An occasion's cash control: the cage, every table, and the chips the players came to
+    hold over it (all cents; a player's chips bought at an earlier occasion and played at
+    this one count negative). It reconciles when ``difference`` is 0: the cage's net cash
+    equals the tables' house result plus the chips the players came to hold."""
 
     issued: int
     redeemed: int
@@ -171,7 +172,7 @@ def build_gc7b(
             ),
             Line(
                 number="9",
-                label="Chips still held by players",
+                label="Chips held by players: at the end less at the start",
                 value=Amount(cents=summary.held_by_players),
             ),
             Line(
