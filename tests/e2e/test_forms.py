@@ -61,16 +61,7 @@ async def test_the_command_writes_the_forms_the_server_serves(serve: ServeFactor
     assert [(r["code"], r["key"], r["due"]) for r in reports] == [
         ("GC-7B", "e2e-night", "2027-01-07")
     ]
-    for args, message in (
-        (("--form", "gc9", "--out", str(out)), "no form 'gc9'"),
-        (("--form", "gc7", "--key", "2020-01-01_2020-12-31", "--out", str(out)), "no instance"),
-        (
-            (
-                "--form",
-                "gc7",
-            ),
-            "--out DIR",
-        ),
-    ):
-        refused = await server.cli("forms", *args)
-        assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+    unknown = await server.cli(
+        "forms", "--form", "gc7", "--key", "2020-01-01_2020-12-31", "--out", str(out)
+    )
+    assert unknown.returncode == 2 and "no instance" in unknown.stderr, unknown.stderr
