@@ -10,13 +10,15 @@ night's configuration (:class:`ReportInputs`), and the day it is enters as data.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from projections.bell_jars import BellJars
 from projections.cash_control import CashControl
 from projections.control_sheets import ControlSheets
 from projections.expenses import Expenses
+from projections.raffles import Raffles
 from services.reports import gc7, gc7b
 from services.reports.due import GC7_DUE_RULE, GC7B_DUE_RULE, gc7_due, gc7b_due, local_date
 from services.reports.due import parse_day as _day
@@ -37,8 +39,8 @@ class ReportInputs:
     control_sheets: ControlSheets
     member_in_charge: str = ""
     use_of_proceeds: str = ""
-    raffles: Any = None
-    bell_jars: Any = None
+    raffles: Raffles = field(default_factory=Raffles)
+    bell_jars: BellJars = field(default_factory=BellJars)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
