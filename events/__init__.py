@@ -1,6 +1,16 @@
 """The event vocabulary. Importing this package registers every event type."""
 
-from events import bell_jars, black_jack, cage, dice, license, merchandise, raffles, tables
+from events import (
+    bell_jars,
+    black_jack,
+    cage,
+    dice,
+    expenses,
+    license,
+    merchandise,
+    raffles,
+    tables,
+)
 from events.base import Event, event, from_data, registered, to_data, upcaster
 from events.envelope import GENESIS_HASH, Envelope, seal
 
@@ -13,6 +23,7 @@ __all__ = [
     "cage",
     "dice",
     "event",
+    "expenses",
     "from_data",
     "license",
     "merchandise",

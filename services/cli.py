@@ -288,7 +288,9 @@ async def _replay(args: argparse.Namespace) -> int:
     """Rebuild every projection from the org log (``casino-night replay``)."""
     from projections.bankroll import Bankrolls
     from projections.bell_jars import BellJars
+    from projections.cash_control import CashControl
     from projections.control_sheets import ControlSheets
+    from projections.expenses import Expenses
     from projections.raffles import Raffles
     from projections.runner import ProjectionRunner, checkpoint_key
     from projections.timeline import Timeline
@@ -306,8 +308,12 @@ async def _replay(args: argparse.Namespace) -> int:
         raffles = Raffles()
         bell_jars = BellJars(zone)
         timeline = Timeline()
+        expenses = Expenses()
+        cash_control = CashControl()
         runner = ProjectionRunner(
-            store, [bankrolls, control_sheets, raffles, bell_jars, timeline], mac_key=mac_key
+            store,
+            [bankrolls, control_sheets, raffles, bell_jars, timeline, expenses, cash_control],
+            mac_key=mac_key,
         )
         started = time.perf_counter()
         count = await runner.catch_up()
@@ -329,6 +335,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "raffles": raffles.views() if args.show else None,
             "bell_jars": bell_jars.report() if args.show else None,
             "house_result": timeline.snapshot() if args.show else None,
+            "expenses": expenses.snapshot()["items"] if args.show else None,
         }
         print(json.dumps(report, indent=2))
         return 0

@@ -381,13 +381,16 @@ def dashboard_view(
     log_id: str,
     now_ms: int,
     tally: RoundTally | None = None,
+    reports: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The ``dashboard`` view (docs/PROTOCOL.md, "Views"): every table of the night with
     its round and its money, the cage, the raised total and the house result's series,
     the occasion's window, each merchandise wheel's position against its limit, each
     raffle, and the newest alerts. ``tables``: each night table's state by id;
     ``log_id``: the org-log id the projections have folded; ``now_ms``: the server's time.
-    ``tally`` keeps the rounds' counts between calls (a fresh one counts from scratch)."""
+    ``tally`` keeps the rounds' counts between calls (a fresh one counts from scratch).
+    ``reports``: the forms that are or will be due (``GET /api/reports``'s lines), shown
+    with their deadlines, soonest first."""
     tally = tally if tally is not None else RoundTally()
     org = bankrolls.organization
     occasion_figures = bankrolls.occasions.get(night.occasion)
@@ -433,4 +436,8 @@ def dashboard_view(
         ],
         "raffles": [_raffle_row(raffles.raffles[k]) for k in sorted(raffles.raffles)],
         "alerts": alerts.newest(),
+        "reports": [
+            {k: r[k] for k in ("code", "key", "period", "due", "overdue", "days_left", "pdf")}
+            for r in reports
+        ],
     }

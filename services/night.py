@@ -90,14 +90,31 @@ class Night:
     """The bell jar limits in force (``[bell_jars]``; each only lowers its statutory figure,
     ``services.bell_jars.limits``)."""
 
+    member_in_charge: str = ""
+    """Who subscribes the forms (``[reports] member_in_charge``; blank: filled in by hand)."""
+    use_of_proceeds: str = ""
+    """The use the net proceeds are applied to, the GC-7's Part E (``[reports]
+    use_of_proceeds``; blank: filled in by hand, GML 195-f(1))."""
+
     def table(self, table_id: str) -> TableSpec | None:
         return next((t for t in self.tables if t.id == table_id), None)
 
 
 ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset(
-        {"organization", "license", "occasion", "cage", "tables", "players", "raffles", "bell_jars"}
+        {
+            "organization",
+            "license",
+            "occasion",
+            "cage",
+            "tables",
+            "players",
+            "raffles",
+            "bell_jars",
+            "reports",
+        }
     ),
+    "reports": frozenset({"member_in_charge", "use_of_proceeds"}),
     "organization": frozenset({"id", "name", "timezone"}),
     "bell_jars": frozenset({"max_ticket_price", "max_single_prize", "max_deal_prizes"}),
     "license": frozenset({"number", "games", "period_start", "period_end", "tie_option"}),
@@ -299,7 +316,13 @@ def parse_night(doc: Mapping[str, Any]) -> Night:
         problem = name_problem(player)
         if problem is not None:  # each listed player gets a token, whose sub it is
             raise NightError(f"players[{i}]: player id {player!r} {problem}")
+    reports = _section(doc, "reports")
+    for key in ("member_in_charge", "use_of_proceeds"):
+        if not isinstance(reports.get(key, ""), str):
+            raise NightError(f"reports.{key} must be a string")
     return Night(
+        member_in_charge=reports.get("member_in_charge", ""),
+        use_of_proceeds=reports.get("use_of_proceeds", ""),
         timezone=_timezone(org),
         deal_limits=_deal_limits(_section(doc, "bell_jars")),
         organization=_id(org, "id", "organization"),

@@ -17,7 +17,9 @@ from events.codec import decode
 from events.envelope import Envelope
 from projections.bankroll import Bankrolls
 from projections.bell_jars import BellJars
+from projections.cash_control import CashControl
 from projections.control_sheets import ControlSheets
+from projections.expenses import Expenses
 from projections.raffles import Raffles
 from projections.runner import ProjectionRunner, checkpoint_key
 from projections.timeline import Timeline
@@ -47,6 +49,8 @@ from services.gateway.revocations import Revocations
 from services.night import Night
 from services.raffles import board
 from services.raffles.vault import PurchaserVault, master_key_from_secret
+from services.reports.catalog import DueReport, ReportInputs, due_reports
+from services.reports.due import local_date
 from services.settings import Settings
 from services.store import keys
 from services.store.anchor import Anchor, AnchorError, CheckpointFiles, checkpoint_dir
@@ -113,6 +117,10 @@ class Runtime:
     pushes: CoalescedPushes = field(init=False)
     """The coalesced pushes of :data:`COALESCED_VIEWS`."""
     raffles: Raffles = field(default_factory=Raffles)
+    expenses: Expenses = field(default_factory=Expenses)
+    """Every expense recorded (the GC-7's Part B)."""
+    cash_control: CashControl = field(default_factory=CashControl)
+    """Each occasion's cage and tables, and the reporting calendar (the GC-7, GC-7B)."""
     timeline: Timeline = field(default_factory=Timeline)
     """The house result a minute, per occasion, and the tables' closings (the dashboard)."""
     alerts: Alerts = field(default_factory=Alerts)
@@ -258,7 +266,15 @@ class Runtime:
         await self._start_anchor()
         self.runner = ProjectionRunner(
             self.store,
-            [self.bankrolls, self.control_sheets, self.raffles, self.bell_jars, self.timeline],
+            [
+                self.bankrolls,
+                self.control_sheets,
+                self.raffles,
+                self.bell_jars,
+                self.timeline,
+                self.expenses,
+                self.cash_control,
+            ],
             on_entries=self._publish_log,
             mac_key=checkpoint_key(self.secret),
             on_rejected=lambda _reason: self.metrics.checkpoint_rejections.inc(),
@@ -359,7 +375,27 @@ class Runtime:
             self.runner.last_id,
             now_ms(),
             self.round_tally,
+            [r.view() for r in self.due_reports()],
         )
+
+    def report_inputs(self) -> ReportInputs:
+        """What the forms are built from: this process's projections and the night."""
+        night = self.night
+        return ReportInputs(
+            organization=night.organization_name,
+            timezone=night.timezone,
+            cash_control=self.cash_control,
+            expenses=self.expenses,
+            control_sheets=self.control_sheets,
+            member_in_charge=night.member_in_charge,
+            use_of_proceeds=night.use_of_proceeds,
+            raffles=self.raffles,
+            bell_jars=self.bell_jars,
+        )
+
+    def due_reports(self) -> list[DueReport]:
+        """Every form that is or will be due, as of today in the organization's zone."""
+        return due_reports(self.report_inputs(), local_date(now_ms(), self.night.timezone))
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
         """The one tail of the org log feeds, in log order: the subscribers of every

@@ -23,6 +23,7 @@ from services.actor import MOVED, Actor, Reply, Submission, error_reply
 from services.aggregates import (
     CAGE,
     DEAL_SERIALS,
+    EXPENSES,
     LICENSE,
     deal_of,
     deal_stream,
@@ -35,6 +36,7 @@ from services.bell_jars.state import DealState
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.chance import ServerChance
+from services.expenses.actor import ExpenseRules
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
@@ -134,8 +136,9 @@ class Supervisor:
         return list(self.actors)
 
     def follow(self, stream: str) -> bool:
-        """Give a raffle or deal stream seen in the store (set up by another process) its
-        actor; whether it was new. Other streams are the night file's."""
+        """Give a raffle or deal stream seen in the store (set up by another process), the
+        serial registry or the expense stream its actor; whether it was new. Other streams
+        are the night file's."""
         if stream in self.actors:
             return False
         if raffle_of(stream) is not None:
@@ -146,6 +149,9 @@ class Supervisor:
             return True
         if stream == DEAL_SERIALS:
             self._make(stream, SerialRegistryRules())
+            return True
+        if stream == EXPENSES:  # made at the first expense: a night without any has none
+            self._make(stream, ExpenseRules(self.night.period_start, self.night.period_end))
             return True
         return False
 

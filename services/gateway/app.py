@@ -37,6 +37,7 @@ from services.gateway.read_api import (
     metrics,
     readyz,
 )
+from services.gateway.report_api import get_report_file, get_reports
 from services.gateway.transport import (
     CATCH_UP_READERS,
     CLIENTS,
@@ -99,6 +100,8 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/bell-jars/deals", authenticated(get_bell_jar_deals))
     app.router.add_get("/api/bell-jars/deals/{id}", authenticated(get_bell_jar_deal))
     app.router.add_get("/api/bell-jars/quarters/{quarter}", authenticated(get_bell_jar_quarter))
+    app.router.add_get("/api/reports", authenticated(get_reports))
+    app.router.add_get("/api/reports/{form}/{file}", authenticated(get_report_file))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

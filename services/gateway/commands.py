@@ -28,7 +28,7 @@ import structlog
 
 from services import deal_steps
 from services.actor import STORE_ERRORS, Reply, error_reply
-from services.aggregates import RuleError
+from services.aggregates import EXPENSES, RuleError
 from services.bell_jars.state import RegisterDeal
 from services.cluster.forward import Message, Routed
 from services.gateway.auth import Principal
@@ -174,6 +174,8 @@ def _queue(
         runtime.supervisor.ensure_raffle(parsed.raffle)
     if isinstance(command, RegisterDeal) and parsed.deal_id is not None:
         runtime.supervisor.ensure_deal(parsed.deal_id)
+    if parsed.stream == EXPENSES:
+        runtime.supervisor.follow(EXPENSES)  # the stream is made at the first expense
     future: asyncio.Future[Reply] | None = runtime.route(parsed.stream, who, msg, hops)
     if future is not None:
         pass  # another process runs the stream: it answers

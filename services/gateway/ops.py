@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast
 import msgspec
 
 from events.bell_jars import FlarePrize
-from services.aggregates import CAGE, RuleError, deal_stream, raffle_stream, table_stream
+from services.aggregates import (
+    CAGE,
+    EXPENSES,
+    RuleError,
+    deal_stream,
+    raffle_stream,
+    table_stream,
+)
 from services.bell_jars.limits import MAX_FLARE_LINES, MAX_TICKETS_PER_DEAL
 from services.bell_jars.state import (
     CONTAINERS,
@@ -47,6 +54,13 @@ from services.bell_jars.state import (
     RemoveDeal,
 )
 from services.cage.rules import BuyChips, CashOut
+from services.expenses.rules import (
+    CATEGORIES,
+    COVERS,
+    MAX_EXPENSE_TEXT,
+    RecordExpense,
+    check_expense,
+)
 from services.games import bang
 from services.games import black_jack as bj
 from services.games.dice_rounds import RollDice
@@ -126,6 +140,9 @@ RAFFLE = Aggregate("raffle", "raffle", raffle_stream, occasion_bound=False)
 DEAL = Aggregate("deal", "deal", deal_stream, occasion_bound=False)
 """A bell jar deal's stream: its sales run through the license period, not the occasion
 (reading BJAR-7)."""
+EXPENSES_AGGREGATE = Aggregate("expenses", None, lambda _name: EXPENSES, occasion_bound=False)
+"""The expense stream: expenses are recorded after the night too (the GC-7 is due within
+7 days after the license period, 4624.1), so the occasion's window does not bind them."""
 VAULT = Aggregate("purchaser vault", None, None, occasion_bound=False, off_stream=True)
 TOKENS = Aggregate("tokens", None, None, occasion_bound=False, off_stream=True)
 
@@ -360,6 +377,29 @@ def _entries(msg: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
     return [(str(e.get("legal_name", "")), str(e.get("date_of_birth", ""))) for e in raw]
 
 
+def _free_text(msg: Mapping[str, Any], name: str) -> str:
+    """A required text of 1 to :data:`MAX_EXPENSE_TEXT` characters without control
+    characters (an address, a description: ``bad_request`` otherwise)."""
+    value: str = field(msg, name, str)
+    if not value.strip() or len(value) > MAX_EXPENSE_TEXT:
+        raise ProtocolError(
+            "bad_request", f"field {name!r} must be 1 to {MAX_EXPENSE_TEXT} characters"
+        )
+    if has_control(value):
+        raise ProtocolError("bad_request", f"field {name!r} may not hold control characters")
+    return value
+
+
+def free_text(name: str) -> Field:
+    """A required free text (:func:`_free_text`)."""
+    return Field(
+        name,
+        _free_text,
+        typed=Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_EXPENSE_TEXT)],
+        text=True,
+    )
+
+
 def _online(msg: Mapping[str, Any]) -> bool:
     return msg.get("channel") == "online"
 
@@ -454,6 +494,32 @@ def _setup_raffle(a: Args, ctx: OpContext) -> SetupRaffle:
     except RuleError as e:
         raise ProtocolError(e.code, e.message) from None
     return SetupRaffle(kind=a["kind"], config=options)
+
+
+def _record_expense(a: Args, ctx: OpContext) -> RecordExpense:
+    """An expense for an occasion is for the night's unless it names another; one for the
+    license period names none. Checked here as the rules check it, so a refusal is
+    ``bad_request`` before any actor sees it and changes nothing."""
+    covers = a["covers"]
+    named = a["occasion"]
+    if covers == "license_period" and named is not None:
+        raise ProtocolError("bad_request", "an expense for the license period names no occasion")
+    command = RecordExpense(
+        payee=a["payee"],
+        address=a["address"],
+        description=a["description"],
+        amount=a["amount"],
+        category=a["category"],
+        covers=covers,
+        occasion=(named or ctx.occasion) if covers == "occasion" else None,
+        recorded_by=ctx.who.sub,
+        now_ms=ctx.now_ms,
+    )
+    try:
+        check_expense(command)
+    except RuleError as e:
+        raise ProtocolError(e.code, e.message) from None
+    return command
 
 
 def _enter_cards(a: Args, ctx: OpContext) -> bj.EnterCards:
@@ -846,6 +912,22 @@ OP_LIST: tuple[Op, ...] = (
         aggregate=DEAL,
         access=MEMBER_IN_CHARGE,
         build=lambda a, c: RemoveDeal(now_ms=c.now_ms),
+    ),
+    # The expense stream (docs/PROTOCOL.md "Expenses"; the GC-7's Part B, docs/FORMS.md).
+    Op(
+        name="record_expense",
+        aggregate=EXPENSES_AGGREGATE,
+        access=MEMBER_IN_CHARGE,
+        fields=(
+            text("payee"),
+            free_text("address"),
+            free_text("description"),
+            amount(),
+            choice("category", tuple(CATEGORIES)),
+            choice("covers", COVERS, default="occasion"),
+            Field("occasion", _occasion, required=False, default=None),
+        ),
+        build=_record_expense,
     ),
     # The purchaser vault (off-stream: personal data never enters the log; 4620.22(b)(7)).
     Op(

@@ -55,6 +55,10 @@ async def test_the_dashboard_shows_the_bankrolls_after_a_round(
     await expect(tab.locator('tr[data-table="roulette-1"] [data-k="handle"]')).to_have_text("$0.00")
     await expect(tab.locator("#clock")).to_contain_text("no window set")
     await expect(tab.locator("#sheets")).to_contain_text("prize-wheel-1")
+    # The forms due: the license period's GC-7 and the night's GC-7B, with their deadline.
+    forms = tab.locator("#forms")
+    await expect(forms.locator('tr[data-form="GC-7"] [data-k="due"]')).to_contain_text("2027-01-07")
+    await expect(forms.locator('tr[data-form="GC-7B"]')).to_have_count(1)
     cashier = await night.connect(night.token("cashier", "cashier-1"))
     dealer = await night.connect(night.dealer_token("roulette-1"))
     player = await night.connect(night.player_token("p-1"))

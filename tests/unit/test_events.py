@@ -31,6 +31,7 @@ from events.cage import ChipsIssued, ChipsRedeemed
 from events.codec import decode, encode, fold_into, fold_view, to_json
 from events.dice import DicePassed, DiceRolled, PlayerSeated, PlayerUnseated
 from events.envelope import GENESIS_HASH, Envelope, chain_hash, expected_hash, seal
+from events.expenses import ExpenseRecorded
 from events.license import LicenseRecorded, OccasionStarted
 from events.merchandise import (
     MerchandiseAwarded,
@@ -159,6 +160,20 @@ HAND_WRITTEN: list[Event] = [
     RoundVoided(round=3, reason="the wheel's ball left the wheel"),
     ChipsIssued(player="p-1", amount=1000),
     ChipsRedeemed(player="p-1", amount=250),
+    ExpenseRecorded(
+        number=1,
+        payee="Acme Gaming Supply",
+        address="1 Main St, Albany NY",
+        description="Roulette layout",
+        amount=12_345,
+        category="equipment_and_supplies",
+        covers="occasion",
+        occasion="night-1",
+        period_start="2026-11-01",
+        period_end="2026-12-31",
+        recorded_by="mic-1",
+        recorded_at=1_795_953_600_000,
+    ),
     LicenseRecorded(
         organization="org-1",
         license_number="GC-1",

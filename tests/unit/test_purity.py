@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+REPORTS = ("form", "due", "gc7", "gc7b", "catalog")
+"""The forms' builders and their catalog (docs/FORMS.md): dates, never the clock."""
 PURE = [
     *sorted((ROOT / "events").glob("*.py")),
     *sorted((ROOT / "services" / "games").glob("*.py")),
@@ -25,6 +27,10 @@ PURE = [
     ROOT / "projections" / "bell_jars.py",
     ROOT / "projections" / "timeline.py",
     ROOT / "services" / "dashboard.py",
+    ROOT / "services" / "expenses" / "rules.py",
+    ROOT / "projections" / "expenses.py",
+    ROOT / "projections" / "cash_control.py",
+    *(ROOT / "services" / "reports" / f"{name}.py" for name in REPORTS),
     *(ROOT / "services" / "bell_jars" / f"{name}.py" for name in ("rules", "state", "views")),
     *(
         ROOT / "services" / "raffles" / f"{name}.py"
@@ -40,7 +46,10 @@ PURE = [
         )
     ),
 ]
-CALENDAR = {ROOT / "services" / "bell_jars" / "quarters.py"}
+CALENDAR = {
+    ROOT / "services" / "bell_jars" / "quarters.py",
+    *(ROOT / "services" / "reports" / f"{name}.py" for name in REPORTS),
+}
 """Modules that do calendar arithmetic: they may import ``datetime`` (dates, zones) but
 never read the clock (checked below)."""
 CLOCK_READS = {"now", "today", "utcnow", "time", "time_ns", "monotonic", "perf_counter"}

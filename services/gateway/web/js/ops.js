@@ -1,7 +1,7 @@
 // The ops dashboard (`ops.html`, for ops and auditors): every table at a glance, the cage,
 // the night's total raised and the house result over the night, the occasion's clock, the
 // merchandise wheels against their limits, the raffles, the server's alerts and a ticker of
-// the notable events. Everything comes from the `dashboard` view (pushed by the server at
+// the notable events, and the regulator's forms that are due. Everything comes from the `dashboard` view (pushed by the server at
 // most four times a second) and the `log` stream followed from the view's `log_id`; the
 // page sends no command (docs/CONSOLES.md, "Ops dashboard").
 
@@ -53,10 +53,10 @@ function section(id, title, ...extra) {
 }
 
 const nav = h("nav", { class: "dash-nav", "aria-label": "dashboard sections" },
-  ["tables", "cage", "raised", "clock", "sheets", "raffles", "alerts", "events"].map((id) =>
+  ["tables", "cage", "raised", "clock", "sheets", "raffles", "forms", "alerts", "events"].map((id) =>
     h("a", { href: `#${id}`, class: "button" }, {
       tables: "Tables", cage: "Cage", raised: "Raised", clock: "Clock", sheets: "Wheels",
-      raffles: "Raffles", alerts: "Alerts", events: "Events",
+      raffles: "Raffles", forms: "Forms", alerts: "Alerts", events: "Events",
     }[id])));
 const tablesSec = section("tables", "Tables");
 const cageSec = section("cage", "Cage");
@@ -64,6 +64,7 @@ const raisedSec = section("raised", "Raised for the cause");
 const clockSec = section("clock", "Occasion");
 const sheetsSec = section("sheets", "Merchandise wheels");
 const rafflesSec = section("raffles", "Raffles");
+const formsSec = section("forms", "Forms due");
 const alertList = h("ul", { class: "dash-alert-list", role: "log", "aria-live": "polite", "aria-relevant": "additions", "aria-label": "alerts, newest first" });
 const alertsSec = section("alerts", "Alerts");
 alertsSec.body.append(alertList);
@@ -80,7 +81,7 @@ const alertItems = new Map();   // "id@at" -> its <li>, oldest first
 
 if (conn) {
   main.classList.add("dash");
-  fill(main, nav, tablesSec, cageSec, raisedSec, clockSec, sheetsSec, rafflesSec, alertsSec, eventsSec);
+  fill(main, nav, tablesSec, cageSec, raisedSec, clockSec, sheetsSec, rafflesSec, formsSec, alertsSec, eventsSec);
   tablesSec.body.append(h("p", { class: "empty" }, "waiting for the dashboard…"));
   conn.watch({ view: "dashboard", key: "night" }, onData).then((reply) => {
     if (!reply.ok) {
@@ -107,6 +108,7 @@ function onData(data) {
   drawClock();
   drawSheets(data);
   drawRaffles(data);
+  drawForms(data.reports || []);
   drawAlerts(data.alerts);
   main.dataset.logId = data.log_id;
 }
@@ -222,6 +224,29 @@ function drawSheets(d) {
       h("div", { class: `bar-gauge ${level}`, role: "progressbar", "aria-label": `${s.table} against its aggregate prize limit`,
         "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": Math.round(Math.min(100, share * 100)) }, bar));
   }));
+}
+
+/** The forms that are or will be due, soonest first: each with its deadline, overdue ones
+ * marked; its PDF is fetched with the page's token (never put in a URL). */
+function drawForms(reports) {
+  if (!reports.length) {
+    fill(formsSec.body, h("p", { class: "empty" }, "no form due"));
+    return;
+  }
+  fill(formsSec.body, h("table", { class: "dash-forms" },
+    h("thead", {}, h("tr", {}, ["Form", "Covers", "Due", ""].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, reports.map((r) => h("tr", { "data-form": r.code, "data-key": r.key, class: r.overdue ? "bad" : null },
+      h("th", { scope: "row" }, r.code),
+      h("td", {}, r.period),
+      h("td", { "data-k": "due" }, r.due, " ", h("span", { class: r.overdue ? "bad" : "muted" },
+        r.overdue ? `overdue by ${-r.days_left} days` : `in ${r.days_left} days`)),
+      h("td", {}, h("button", { type: "button", class: "button", "aria-label": `${r.code} ${r.key} as PDF`, onclick: () => openPdf(r.pdf) }, "PDF")))))));
+}
+
+async function openPdf(path) {
+  const res = await fetch(path, { headers: { Authorization: `Bearer ${conn.token}` } });
+  if (!res.ok) return;
+  window.open(URL.createObjectURL(await res.blob()), "_blank");
 }
 
 function countsTable(title, counts) {

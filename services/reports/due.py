@@ -1,0 +1,45 @@
+"""When the forms of the GC-7 family are due: pure date arithmetic, each rule with its cite.
+
+Every figure is a named setting; what a date is counted from enters as data (a license
+period's last day, an occasion's date in the organization's time zone).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Final
+from zoneinfo import ZoneInfo
+
+GC7_FILING_DAYS: Final = 7
+"""The GC-7 is filed "within seven days after the conclusion of each license period"
+(9 NYCRR 4624.1; GML 195-f(1))."""
+
+GC7_DUE_RULE: Final = "within 7 days after the license period's conclusion (4624.1; GML 195-f(1))"
+GC7B_DUE_RULE: Final = (
+    "with the GC-7: within 7 days after the license period's conclusion (4624.1; GML 195-f(1))"
+)
+
+
+def gc7_due(period_end: date) -> date:
+    """The GC-7's deadline: :data:`GC7_FILING_DAYS` days after the license period's last
+    day, ``period_end`` (4624.1; GML 195-f(1))."""
+    return period_end + timedelta(days=GC7_FILING_DAYS)
+
+
+def gc7b_due(period_end: date) -> date:
+    """The GC-7B's deadline: the GC-7's, with which it is filed (docs/FORMS.md "GC-7B";
+    our reading, docs/RULES.md "The forms")."""
+    return gc7_due(period_end)
+
+
+def local_date(unix_ms: int, timezone: str) -> date:
+    """The calendar date of ``unix_ms`` in the organization's time zone."""
+    return datetime.fromtimestamp(unix_ms / 1000, UTC).astimezone(ZoneInfo(timezone)).date()
+
+
+def parse_day(text: str) -> date | None:
+    """A ``YYYY-MM-DD`` date, or None when ``text`` is not one."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
