@@ -19,7 +19,7 @@ from projections.cash_control import CashControl
 from projections.control_sheets import ControlSheets
 from projections.expenses import Expenses
 from projections.raffles import Raffles
-from services.reports import gc7, gc7b
+from services.reports import gc7, gc7b, gc7q, gc7r
 from services.reports.due import GC7_DUE_RULE, GC7B_DUE_RULE, gc7_due, gc7b_due, local_date
 from services.reports.due import parse_day as _day
 from services.reports.form import Form
@@ -173,7 +173,95 @@ GC7B = FormEntry(
     build=_gc7b,
 )
 
-CATALOG: tuple[FormEntry, ...] = (GC7, GC7B)
+ROUND_KEY = "-round-"
+"""A GC-7R's key: the raffle and its round (``qoh-1-round-3``), one statement each
+(docs/RULES.md, GC-7R)."""
+
+
+def _windows(inputs: ReportInputs) -> list[gc7r.Window]:
+    return [(o.get("starts_at"), o.get("ends_at")) for o in inputs.cash_control.occasions.values()]
+
+
+def _gc7r_instances(inputs: ReportInputs) -> list[Instance]:
+    out = []
+    windows = _windows(inputs)
+    # Read in place, not copied: the dashboard lists what is due on every push.
+    for raffle in sorted(inputs.raffles.raffles):
+        view = inputs.raffles.raffles[raffle]
+        for due in gc7r.statements_due(view, inputs.timezone, windows):
+            state = "" if due.concluded else ", not concluded yet"
+            out.append(
+                Instance(
+                    key=f"{due.raffle}{ROUND_KEY}{due.round}",
+                    period=f"raffle {due.raffle}, round {due.round}{state}",
+                    due=due.due,
+                    due_rule=gc7r.DUE_RULE,
+                )
+            )
+    return out
+
+
+def _gc7r(inputs: ReportInputs, key: str) -> Form:
+    raffle, _, number = key.rpartition(ROUND_KEY)
+    view = inputs.raffles.view(raffle)
+    if view is None or not number.isdigit():
+        raise UnknownReport(key)
+    return gc7r.build(
+        view,
+        timezone=inputs.timezone,
+        round_number=int(number),
+        windows=_windows(inputs),
+        organization=inputs.organization,
+    )
+
+
+def _quarters(inputs: ReportInputs) -> list[gc7q.StatementDue]:
+    """Every calendar quarter of every license period the license stream recorded."""
+    seen: dict[str, gc7q.StatementDue] = {}
+    for p in gc7.periods(inputs.cash_control):
+        for due in gc7q.statements_due(p.start, p.end):
+            seen.setdefault(due.quarter, due)
+    return [seen[q] for q in sorted(seen)]
+
+
+def _gc7q_instances(inputs: ReportInputs) -> list[Instance]:
+    return [
+        Instance(
+            key=due.quarter,
+            period=f"calendar quarter {due.n} of {due.year}",
+            due=due.due,
+            due_rule=gc7q.DUE_RULE,
+        )
+        for due in _quarters(inputs)
+    ]
+
+
+def _gc7q(inputs: ReportInputs, key: str) -> Form:
+    for due in _quarters(inputs):
+        if due.quarter == key:
+            figures = inputs.bell_jars.quarter(due.year, due.n)
+            return gc7q.build(figures, organization=inputs.organization)
+    raise UnknownReport(key)
+
+
+GC7R = FormEntry(
+    form="gc7r",
+    code=gc7r.CODE,
+    title=gc7r.TITLE,
+    covers="raffle",
+    instances=_gc7r_instances,
+    build=_gc7r,
+)
+GC7Q = FormEntry(
+    form="gc7q",
+    code=gc7q.CODE,
+    title=gc7q.TITLE,
+    covers="quarter",
+    instances=_gc7q_instances,
+    build=_gc7q,
+)
+
+CATALOG: tuple[FormEntry, ...] = (GC7, GC7B, GC7R, GC7Q)
 """Every form the server files (one entry each; docs/FORMS.md "What is due")."""
 
 

@@ -25,6 +25,8 @@ FILING_DAYS: Final = 15
 """The statement is filed within 15 days after the end of each calendar quarter, 9 NYCRR
 4624.1 (and the form: "this report must be filed even if no tickets were sold")."""
 
+CODE: Final = "GC-7Q"
+TITLE: Final = "Quarterly Statement of Bell Jar Operations"
 DUE_RULE: Final = (
     f"within {FILING_DAYS} days after the end of the calendar quarter (9 NYCRR 4624.1); "
     "filed even if no tickets were sold"
@@ -236,8 +238,8 @@ def build(
     for a in figures["anomalies"]:
         notes.append(f"Anomaly on deal {a['deal']} ({a['code']}): {a['message']}")
     return Form(
-        code="GC-7Q",
-        title="Quarterly Statement of Bell Jar Operations",
+        code=CODE,
+        title=TITLE,
         organization=organization,
         period=f"{quarter_name(year, n)} ({figures['from']} to {figures['to']})",
         due=due_date(year, n),

@@ -34,6 +34,8 @@ FILING_DAYS: Final = 30
 """The statement is filed "within thirty days after the conclusion of an occasion during
 which a raffle was conducted", 9 NYCRR 4624.1; GML 195-f(2)."""
 
+CODE: Final = "GC-7R"
+TITLE: Final = "Raffle Financial Statement"
 DUE_RULE: Final = (
     f"within {FILING_DAYS} days after the conclusion of the occasion during which the raffle "
     "was conducted (9 NYCRR 4624.1; GML 195-f(2))"
@@ -368,8 +370,8 @@ def build(
             "while the search goes on (docs/RULES.md, Queen of Hearts reading 22)."
         )
     return Form(
-        code="GC-7R",
-        title="Raffle Financial Statement",
+        code=CODE,
+        title=TITLE,
         organization=organization or view["organization"] or "",
         period=period,
         due=due_date(concluded_on),

@@ -9,6 +9,7 @@ import pytest
 
 from services.reports import catalog
 from services.reports.catalog import ReportInputs
+from services.reports.form import Amount
 from tests.unit.reports.nights import fold, license_recorded, occasion_started, two_nights
 
 
@@ -67,3 +68,38 @@ def test_each_instance_is_built_by_its_entry() -> None:
 def test_a_night_with_nothing_recorded_has_no_gc7_due() -> None:
     due = catalog.due_reports(inputs([]), date(2026, 12, 1))
     assert [r for r in due if r.entry.form in ("gc7", "gc7b")] == []
+
+
+def test_each_raffle_round_drawn_owes_a_gc7r_and_each_quarter_of_the_period_a_gc7q() -> None:
+    from tests.unit.reports.support import raffles
+    from tests.unit.reports.test_gc7r import queen_of_hearts
+
+    night = inputs(two_nights(1))
+    played = ReportInputs(
+        organization=night.organization,
+        timezone=night.timezone,
+        cash_control=night.cash_control,
+        expenses=night.expenses,
+        control_sheets=night.control_sheets,
+        raffles=raffles(("qoh", queen_of_hearts())),
+    )
+    due = catalog.due_reports(played, date(2026, 12, 1))
+    listed = [(r.entry.form, r.instance.key, r.instance.due.isoformat()) for r in due]
+    # One GC-7R a week of the Queen of Hearts, 30 days after its drawing (4624.1).
+    assert [x for x in listed if x[0] == "gc7r"] == [
+        ("gc7r", "qoh-round-1", "2026-12-21"),
+        ("gc7r", "qoh-round-2", "2026-12-28"),
+        ("gc7r", "qoh-round-3", "2027-01-04"),
+    ]
+    # The license period 2026-11-01 to 12-31 lies in one quarter: its GC-7Q is due 15 days
+    # after the quarter's end, and is filed with zeros though no deal was sold (4624.1).
+    assert [x for x in listed if x[0] == "gc7q"] == [("gc7q", "2026-Q4", "2027-01-15")]
+    quarter = catalog.build(played, "gc7q", "2026-Q4")
+    assert quarter.code == "GC-7Q"
+    a7 = next(line for s in quarter.sections for line in s.lines if line.number == "A7")
+    assert a7.value == Amount(cents=0)
+    week = catalog.build(played, "gc7r", "qoh-round-2")
+    assert week.code == "GC-7R" and "week 2" in week.period
+    for form, key in (("gc7r", "qoh-round-9"), ("gc7r", "nope-round-1"), ("gc7q", "2027-Q1")):
+        with pytest.raises(catalog.UnknownReport):
+            catalog.build(played, form, key)
