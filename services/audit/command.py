@@ -11,14 +11,24 @@ import argparse
 import asyncio
 import datetime
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from services.audit import report as audit_report
 from services.audit.balances import BalanceChecker
 from services.audit.chains import SignedCheckpoint, weigh_checkpoint
-from services.audit.engine import Audit, AuditReport, Scope, read_log, snapshot, stream_heads
+from services.audit.engine import (
+    WHOLE_LOG,
+    Audit,
+    AuditReport,
+    Scope,
+    read_log,
+    snapshot,
+    stream_heads,
+)
 from services.audit.rules import RULE_CHECKERS
+from services.store.redis_store import EventStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,10 +80,12 @@ def parse_moment(text: str, zone: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _checkpoints(
+def read_checkpoints(
     args: argparse.Namespace, organization: str
 ) -> tuple[list[SignedCheckpoint], str | None]:
-    """The checkpoints given (or the data directory's), weighed; and why there are none."""
+    """The checkpoints ``--checkpoint`` names (or the data directory's: its history and its
+    newest), each line weighed once with ``--public-key`` (or the server's own key); and,
+    when there are none, why."""
     from services.cli import CliError, data_dir
     from services.settings import Settings
     from services.store import anchor
@@ -120,37 +132,53 @@ def _checkpoints(
 
 
 async def audit_store(args: argparse.Namespace, scope: Scope) -> AuditReport:
-    """Audit the night's store as ``offline_store`` reaches it: the checkpoints read first
-    (every head they signed is in the store before the log's head is read), then the log's
-    head, length and guarded balances in one transaction, then the log up to that head."""
+    """Audit the night's store as ``offline_store`` reaches it (:func:`audit`)."""
     from services.cli import offline_store
     from services.night import load_night
 
     organization = load_night(Path(args.night)).organization
-    checkpoints, none_because = _checkpoints(args, organization)
+    checkpoints, none_because = read_checkpoints(args, organization)
     async with offline_store(args) as store:
-        moment = await snapshot(store)
-        checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(moment.guarded)]
-        audit = Audit(
-            store.org,
-            checkers,
-            checkpoints=checkpoints,
+        return await audit(
+            store,
+            checkpoints,
             no_checkpoint=none_because,
             scope=scope,
+            progress=not args.no_progress,
         )
-        from tqdm import tqdm
 
-        with tqdm(
-            total=moment.length,
-            unit="ev",
-            unit_scale=True,
-            file=sys.stderr,
-            disable=args.no_progress,
-            desc="audit",
-        ) as bar:
-            await read_log(audit, store, moment.log_head, on_page=bar.update)
-        heads = await stream_heads(store, audit.chains.tips)
-        return audit.finish(also=heads)
+
+async def audit(
+    store: EventStore,
+    checkpoints: Sequence[SignedCheckpoint],
+    *,
+    no_checkpoint: str | None = None,
+    scope: Scope = WHOLE_LOG,
+    progress: bool = False,
+) -> AuditReport:
+    """Audit a store against ``checkpoints`` (read before this is called: every head they
+    signed is then in the store before the log's head is read): the log's head, length and
+    guarded balances in one transaction, the log up to that head with every rule checker,
+    the chains and the balances, then each stream's own record against the log. Never
+    writes; the progress bar (tqdm) on stderr with ``progress``."""
+    from tqdm import tqdm
+
+    moment = await snapshot(store)
+    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(moment.guarded)]
+    engine = Audit(
+        store.org, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
+    )
+    with tqdm(
+        total=moment.length,
+        unit="ev",
+        unit_scale=True,
+        file=sys.stderr,
+        disable=not progress,
+        desc="audit",
+    ) as bar:
+        await read_log(engine, store, moment.log_head, on_page=bar.update)
+    heads = await stream_heads(store, engine.chains.tips)
+    return engine.finish(also=heads)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -84,6 +84,10 @@ class Scope:
         return {"occasion": self.occasion, "since_ms": self.since_ms, "until_ms": self.until_ms}
 
 
+WHOLE_LOG = Scope()
+"""The report covers every event."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckSummary:
     """One checker's line of the report."""
@@ -171,7 +175,7 @@ class Audit:
         *,
         checkpoints: Sequence[SignedCheckpoint] = (),
         no_checkpoint: str | None = None,
-        scope: Scope = Scope(),
+        scope: Scope = WHOLE_LOG,
     ) -> None:
         self.organization = organization
         self.scope = scope

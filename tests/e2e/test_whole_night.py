@@ -310,6 +310,7 @@ async def test_a_whole_night_balances_replays_and_verifies(serve: ServeFactory) 
 
     verified = await server.cli("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    await server.audited()
     verified_streams = {
         line.split()[1].rstrip(":")
         for line in verified.stdout.splitlines()
