@@ -43,7 +43,7 @@ def markdown(report: AuditReport) -> str:
     verdict = (
         "**clean**: every figure checked is what the rules and the chains give"
         if report.ok
-        else f"**{len(report.discrepancies)} discrepancies**"
+        else f"**{len(report.discrepancies)} discrepanc{'y' if len(report.discrepancies) == 1 else 'ies'}**"
     )
     lines = [
         f"# Audit of {report.organization}",
