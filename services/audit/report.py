@@ -40,10 +40,11 @@ def _cell(value: JSONValue) -> str:
 def markdown(report: AuditReport) -> str:
     """The report as ``audit.md`` holds it and the command prints it: what was read, each
     check with what it counted, and every discrepancy with its stream, seq and figures."""
+    found = len(report.discrepancies)
     verdict = (
         "**clean**: every figure checked is what the rules and the chains give"
         if report.ok
-        else f"**{len(report.discrepancies)} discrepanc{'y' if len(report.discrepancies) == 1 else 'ies'}**"
+        else f"**{found} discrepanc{'y' if found == 1 else 'ies'}**"
     )
     lines = [
         f"# Audit of {report.organization}",

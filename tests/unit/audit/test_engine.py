@@ -23,7 +23,7 @@ from services.audit import report as audit_report
 from services.audit.balances import BalanceChecker
 from services.audit.chains import SignedCheckpoint, weigh_checkpoint
 from services.audit.command import parse_moment
-from services.audit.engine import Audit, AuditReport, Scope
+from services.audit.engine import WHOLE_LOG, Audit, AuditReport, Scope
 from services.cli import CliError
 from services.store import anchor
 
@@ -109,7 +109,7 @@ def run(
     *,
     checkpoints: Sequence[SignedCheckpoint] = (),
     guarded: dict[str, int] | None = None,
-    scope: Scope = Scope(),
+    scope: Scope = WHOLE_LOG,
     raw: bool = True,
 ) -> AuditReport:
     balances = BalanceChecker(BALANCES if guarded is None else guarded)
