@@ -341,16 +341,6 @@ def _settled(entries: list[tuple[str, Envelope]]) -> int:
     return at
 
 
-async def test_the_audit_of_a_clean_night_is_clean(night: ServeProcess, tmp_path: Path) -> None:
-    code, report = await audit(night, tmp_path)
-    assert code == 0 and report["ok"] and report["discrepancies"] == []
-    checks = {c["name"]: c for c in report["checks"]}
-    assert checks["chains"]["checked"]["event"] == report["events"] > 0
-    assert checks["chains"]["checked"]["signed head"] >= 2  # the cage and the table at least
-    assert checks["balances"]["checked"]["player"] == 2
-    assert report["checkpoints"] >= 1
-
-
 async def test_an_edited_payout_not_rehashed_is_named(night: ServeProcess, tmp_path: Path) -> None:
     def edit(entries: list[tuple[str, Envelope]]) -> list[tuple[str, Envelope]]:
         at = _settled(entries)
