@@ -272,11 +272,13 @@ class ChainChecker:
         st.seq = seq
         st.hash = digest
         pins = st.pins
-        if pins is not None:
+        if pins:
+            for skipped in [n for n in pins if n < seq]:  # signed, and missing from the log
+                self._deleted(stream, skipped, pins.pop(skipped), f"the log has no seq {skipped}")
             at = pins.pop(seq, None)
             if at is not None:
                 self._pinned(stream, seq, digest, at, log_id)
-                st.next_pin = min(pins) if pins else -1
+            st.next_pin = min(pins) if pins else -1
 
     def _altered(
         self, stream: str, seq: int, digest: str, log_id: str | None, env: Envelope | None
@@ -308,6 +310,19 @@ class ChainChecker:
                     check=CHECKPOINTS,
                 )
 
+    def _deleted(self, stream: str, seq: int, pins: Iterable[_Pin], why: str) -> None:
+        for pin in pins:
+            if pin.signed:
+                self.checked["signed head"] += 1
+            self._found(
+                stream=stream,
+                seq=seq,
+                what=f"{pin.title} signed seq {seq}, but {why}: signed events were deleted",
+                expected=pin.digest,
+                found=None,
+                check=CHECKPOINTS,
+            )
+
     @property
     def tips(self) -> Mapping[str, tuple[int, str]]:
         """Each stream's last seq and hash in the log."""
@@ -322,18 +337,8 @@ class ChainChecker:
             st = self.streams.get(stream)
             ends = 0 if st is None else st.seq
             for seq, at in sorted(pins.items()):  # the heads the pass did not reach
-                for pin in at:
-                    if pin.signed:
-                        self.checked["signed head"] += 1
-                    end = "the log holds no event of it" if ends == 0 else f"it ends at seq {ends}"
-                    self._found(
-                        stream=stream,
-                        seq=seq,
-                        what=f"{pin.title} signed seq {seq}, but {end}: signed events were deleted",
-                        expected=pin.digest,
-                        found=None,
-                        check=CHECKPOINTS,
-                    )
+                end = "the log holds no event of it" if ends == 0 else f"it ends at seq {ends}"
+                self._deleted(stream, seq, at, end)
         if self.any_log_id:
             for log_id, titles in sorted(self.log_pins.items()):
                 if log_id not in self._log_seen:

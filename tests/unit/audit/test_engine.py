@@ -309,3 +309,23 @@ def test_since_and_until_take_unix_ms_and_iso_8601_in_the_zone() -> None:
     assert parse_moment("2026-12-01T05:00:00+00:00", "Europe/Paris") == 1_796_101_200_000
     with pytest.raises(CliError, match="neither an ISO 8601"):
         parse_moment("yesterday", "America/New_York")
+
+
+def test_a_deleted_signed_head_leaves_the_later_heads_checked() -> None:
+    night = Night()
+    for n in range(4):
+        night.add("cage", ChipsIssued(player="p-1", amount=100 + n))
+    key = Ed25519PrivateKey.generate()
+    early = weigh_checkpoint("h line 1", signed(night, key, 2), key.public_key(), ORG)
+    late = weigh_checkpoint("h line 2", signed(night, key), key.public_key(), ORG)
+    log = night.log[:1] + night.log[2:]  # cage seq 2, which the early one signed, deleted
+    last = log[-1]
+    edited = dataclasses.replace(last, data=dict(last.data, amount=1))
+    log[-1] = dataclasses.replace(edited, hash=expected_hash(edited), log_id=last.log_id)
+    report = run(night, log, checkpoints=[early, late], guarded={"p-1": 100 + 102 + 1})
+    assert where(report) == {
+        ("chains", "cage", 2),  # missing
+        ("checkpoints", "cage", 2),  # signed, deleted
+        ("checkpoints", "cage", 4),  # signed, re-hashed: reached in order all the same
+        ("checkpoints", "log", None),  # the early one's log entry is gone
+    }
