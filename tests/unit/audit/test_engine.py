@@ -315,13 +315,14 @@ def test_a_deleted_signed_head_leaves_the_later_heads_checked() -> None:
     night = Night()
     for n in range(4):
         night.add("cage", ChipsIssued(player="p-1", amount=100 + n))
+    night.add("license", OccasionStarted(occasion="night-1", name="One"))
     key = Ed25519PrivateKey.generate()
     early = weigh_checkpoint("h line 1", signed(night, key, 2), key.public_key(), ORG)
     late = weigh_checkpoint("h line 2", signed(night, key), key.public_key(), ORG)
     log = night.log[:1] + night.log[2:]  # cage seq 2, which the early one signed, deleted
-    last = log[-1]
+    last = log[2]
     edited = dataclasses.replace(last, data=dict(last.data, amount=1))
-    log[-1] = dataclasses.replace(edited, hash=expected_hash(edited), log_id=last.log_id)
+    log[2] = dataclasses.replace(edited, hash=expected_hash(edited), log_id=last.log_id)
     report = run(night, log, checkpoints=[early, late], guarded={"p-1": 100 + 102 + 1})
     assert where(report) == {
         ("chains", "cage", 2),  # missing
@@ -329,3 +330,5 @@ def test_a_deleted_signed_head_leaves_the_later_heads_checked() -> None:
         ("checkpoints", "cage", 4),  # signed, re-hashed: reached in order all the same
         ("checkpoints", "log", None),  # the early one's log entry is gone
     }
+    [at_4] = [d for d in report.discrepancies if (d.stream, d.seq) == ("cage", 4)]
+    assert "is not the one" in at_4.what and at_4.found == log[2].hash
