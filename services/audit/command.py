@@ -11,10 +11,11 @@ import argparse
 import asyncio
 import datetime
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from events.envelope import Envelope
 from services.audit import report as audit_report
 from services.audit.balances import BalanceChecker
 from services.audit.chains import SignedCheckpoint, weigh_checkpoint
@@ -23,6 +24,7 @@ from services.audit.engine import (
     Audit,
     AuditReport,
     Scope,
+    cyclic_gc_paused,
     read_log,
     snapshot,
     stream_heads,
@@ -179,6 +181,41 @@ async def audit(
         await read_log(engine, store, moment.log_head, on_page=bar.update)
     heads = await stream_heads(store, engine.chains.tips)
     return engine.finish(also=heads)
+
+
+def audit_events(
+    organization: str,
+    envelopes: Iterable[Envelope],
+    checkpoints: Sequence[SignedCheckpoint],
+    *,
+    no_checkpoint: str | None = None,
+    scope: Scope = WHOLE_LOG,
+    guarded: Mapping[str, int] | None = None,
+    progress: bool = False,
+) -> AuditReport:
+    """Audit any source of the log's events in log order (an export's reader, with no
+    store): every rule checker, the chains against ``checkpoints``, the balances (against
+    ``guarded`` when the source carries the guarded balances). The progress bar counts
+    events read."""
+    from tqdm import tqdm
+
+    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(guarded)]
+    engine = Audit(
+        organization, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
+    )
+    with (
+        cyclic_gc_paused(),
+        tqdm(
+            envelopes,
+            unit="ev",
+            unit_scale=True,
+            file=sys.stderr,
+            disable=not progress,
+            desc="audit",
+        ) as events,
+    ):
+        engine.feed(events)
+    return engine.finish()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -401,12 +401,12 @@ async def read_log(
     ``n`` entries (the progress bar). Never writes."""
     if upto == "0":
         return
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         await _read_log(audit, store, upto, on_page, page)
 
 
 @contextlib.contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
+def cyclic_gc_paused() -> Iterator[None]:
     """No cyclic garbage collection during the pass: what the pass allocates (each event's
     decoded data) is freed by reference counting, and what lives on (the checkers' state)
     would otherwise be scanned over and over; it halved the decoding's cost, as measured

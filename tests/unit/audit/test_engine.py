@@ -22,7 +22,7 @@ from events.tables import BetPlaced, BetSettlement, RoundOpened, Settled
 from services.audit import report as audit_report
 from services.audit.balances import BalanceChecker
 from services.audit.chains import SignedCheckpoint, weigh_checkpoint
-from services.audit.command import parse_moment
+from services.audit.command import audit_events, parse_moment
 from services.audit.engine import WHOLE_LOG, Audit, AuditReport, Scope
 from services.cli import CliError
 from services.store import anchor
@@ -332,3 +332,17 @@ def test_a_deleted_signed_head_leaves_the_later_heads_checked() -> None:
     }
     [at_4] = [d for d in report.discrepancies if (d.stream, d.seq) == ("cage", 4)]
     assert "is not the one" in at_4.what and at_4.found == log[2].hash
+
+
+def test_an_export_of_envelopes_is_audited_with_no_store() -> None:
+    night = Night()
+    night.add("cage", ChipsIssued(player="p-1", amount=700))
+    night.add("cage", ChipsRedeemed(player="p-1", amount=200))
+    key = Ed25519PrivateKey.generate()
+    cp = weigh_checkpoint("export", signed(night, key), key.public_key(), ORG)
+    clean = audit_events(ORG, iter(night.log), [cp])
+    assert clean.ok and clean.events == 2 and clean.checkpoints == 1
+    cut_short = audit_events(ORG, iter(night.log[:1]), [cp])
+    assert where(cut_short) == {("checkpoints", "cage", 2), ("checkpoints", "log", None)}
+    none = audit_events(ORG, iter(night.log), [], no_checkpoint="no checkpoint in the export")
+    assert [d.what for d in none.discrepancies] == ["no checkpoint in the export"]
