@@ -5,6 +5,7 @@ run exits 2 before it touches the store."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,30 @@ def test_checkpoints_without_a_key_to_check_them_exit_2(
     assert cli.main(argv) == 2
     assert "give --public-key" in capsys.readouterr().err
     assert not data.exists()
+
+
+async def test_an_audit_while_events_are_appended_is_clean(store: EventStore) -> None:
+    """Safe on a live store: the balances are those of the head it read, in one transaction,
+    and the streams that moved on since are held only up to that head."""
+    stop = asyncio.Event()
+
+    async def cashier() -> int:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            player = f"p-{n % 4}"
+            await append(store, "cage", ChipsIssued(player=player, amount=10 + n), n)
+            await append(store, f"other-{n % 3}", ChipsIssued(player=player, amount=n), -n)
+        return n
+
+    busy = asyncio.create_task(cashier())
+    try:
+        reports = []
+        while len(reports) < 5:
+            await asyncio.sleep(0.01)
+            reports.append(await audit(store, [], no_checkpoint=None))
+    finally:
+        stop.set()
+        appended = await busy
+    assert all(r.ok for r in reports), [r.discrepancies for r in reports]
+    assert reports[-1].events > reports[0].events > 0 and appended * 2 > reports[-1].events
