@@ -179,7 +179,7 @@ async def audit(
         desc="audit",
     ) as bar:
         await read_log(engine, store, moment.log_head, on_page=bar.update)
-    heads = await stream_heads(store, engine.chains.tips)
+    heads = await stream_heads(store, engine.chains.tips, moment.generated)
     return engine.finish(also=heads)
 
 
@@ -220,6 +220,7 @@ def audit_events(
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit; print the readable report; exit 1 on any discrepancy."""
+    from services.cli import CliError
     from services.night import load_night
 
     zone = load_night(Path(args.night)).timezone
@@ -228,7 +229,16 @@ def run(args: argparse.Namespace) -> int:
         since_ms=None if args.since is None else parse_moment(args.since, zone),
         until_ms=None if args.until is None else parse_moment(args.until, zone),
     )
+    if (
+        scope.since_ms is not None
+        and scope.until_ms is not None
+        and scope.since_ms >= scope.until_ms
+    ):
+        raise CliError(f"--since {args.since} is not before --until {args.until}")
     report = asyncio.run(audit_store(args, scope))
+    if scope.occasion is not None and scope.occasion not in report.occasions:
+        known = ", ".join(report.occasions) or "none"
+        raise CliError(f"the log started no occasion {scope.occasion} (it started: {known})")
     if args.out is not None:
         as_json, as_markdown = audit_report.write(report, Path(args.out))
         print(f"wrote {as_json} and {as_markdown}", file=sys.stderr)

@@ -111,6 +111,8 @@ class AuditReport:
     discrepancies: tuple[Discrepancy, ...]
     checkpoints: int
     """Signed checkpoints given (each checked against the chains)."""
+    occasions: tuple[str, ...] = ()
+    """The occasions the log started (``OccasionStarted``), in order."""
 
     @property
     def ok(self) -> bool:
@@ -126,6 +128,7 @@ class AuditReport:
             "events_in_scope": self.events_in_scope,
             "scope": self.scope.to_json(),
             "checkpoints": self.checkpoints,
+            "occasions": list(self.occasions),
             "ok": self.ok,
             "checks": [
                 {"name": c.name, "checked": dict(c.checked), "discrepancies": c.discrepancies}
@@ -186,6 +189,8 @@ class Audit:
         self.last_log_id = "0"
         self._routes: dict[str, _Route] = {}
         self._occasion: str | None = None
+        self.occasions: dict[str, None] = {}
+        """Every occasion the log started, in order."""
         self._whole = scope.whole
         self._ranges: dict[str, list[int]] = {}
         """Per stream: the first and last seq in scope."""
@@ -262,6 +267,7 @@ class Audit:
                         sound = expected_hash(env) == f.hash
                 if type_ == OCCASION_STARTED:
                     self._occasion = data.get("occasion")
+                    self.occasions[str(self._occasion)] = None
             st = streams.get(f.stream)
             seq = f.seq
             if (
@@ -301,6 +307,7 @@ class Audit:
             chains.link(env.stream, env.seq, env.prev_hash, env.hash, sound, env.log_id, env)
             if env.type == OCCASION_STARTED:
                 self._occasion = env.data.get("occasion")
+                self.occasions[str(self._occasion)] = None
             route = routes.get(env.type)
             if route is None:
                 route = self._route(env.type)
@@ -347,6 +354,7 @@ class Audit:
             checks=tuple(checks),
             discrepancies=tuple(found),
             checkpoints=self.chains.checkpoints,
+            occasions=tuple(self.occasions),
         )
 
 
@@ -362,29 +370,35 @@ def _position(log_id: str) -> tuple[int, int]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     """What the store held at one moment (one transaction): the org log's last entry, its
-    length, and the balances the append script guards."""
+    length, the last id Redis generated for it (a deleted entry's too), and the balances
+    the append script guards."""
 
     log_head: str
     length: int
+    generated: str = "0"
     guarded: Mapping[str, int] = field(default_factory=dict)
 
 
 async def snapshot(store: EventStore) -> Snapshot:
-    """Read the log's head and length and the guarded balances in one ``MULTI``: the
-    append script is atomic, so the balances are exactly those the log up to that head
-    gives, even on a live store."""
+    """Read the log's head, length and last generated id and the guarded balances in one
+    ``MULTI``: the append script is atomic, so the balances are exactly those the log up to
+    that head gives, even on a live store."""
+    log_key = keys.log(store.org)
     pipe = store.redis.pipeline(transaction=True)
-    pipe.xrevrange(keys.log(store.org), count=1)
-    pipe.xlen(keys.log(store.org))
+    pipe.xrevrange(log_key, count=1)
+    pipe.xlen(log_key)
     pipe.hgetall(keys.balances(store.org))
-    last, length, balances = await pipe.execute()
-    head = last[0][0] if last else b"0"
+    pipe.xinfo_stream(log_key)
+    last, length, balances, info = await pipe.execute(raise_on_error=False)
+    head = _text(last[0][0]) if last else "0"
+    generated = "0"
+    if not isinstance(info, Exception):  # no log yet: XINFO has no stream to describe
+        generated = _text(info["last-generated-id"])
     return Snapshot(
-        log_head=head.decode() if isinstance(head, bytes) else str(head),
+        log_head=head,
         length=int(length),
-        guarded={
-            (k.decode() if isinstance(k, bytes) else str(k)): int(v) for k, v in balances.items()
-        },
+        generated=generated,
+        guarded={_text(k): int(v) for k, v in balances.items()},
     )
 
 
@@ -466,14 +480,19 @@ async def _read_log(
             break
 
 
-async def stream_heads(store: EventStore, tips: Mapping[str, tuple[int, str]]) -> list[Discrepancy]:
+async def stream_heads(
+    store: EventStore, tips: Mapping[str, tuple[int, str]], generated: str
+) -> list[Discrepancy]:
     """The store's own record of each stream against what the log gave (``tips``: stream ->
-    last seq and hash in the log): the stream's meta must be at or past that seq, its entry
-    at that seq must be that event; a stream the store lists with events the log does not
-    hold is a discrepancy too (its copies were taken out of the log)."""
+    last seq and hash in the log), read after the pass: the stream's meta must be at or past
+    that seq and its entry at that seq must be that event. The stream's next event, if it
+    has one, must name a log entry Redis had not yet made when the audit began (after
+    ``generated``, the log's last generated id then, deleted entries included): else it was
+    appended before and its copy is missing from the log (a stream the log holds no event
+    of at all, or one whose last copies were deleted)."""
     out: list[Discrepancy] = []
-    names = sorted(set(await store.stream_names()) | set(tips))
-    for name in names:
+    made = _position(generated)
+    for name in sorted(set(await store.stream_names()) | set(tips)):
         seq, digest = tips.get(name, (0, GENESIS_HASH))
         head = await store.head(name)
         if head.version < seq:
@@ -488,33 +507,34 @@ async def stream_heads(store: EventStore, tips: Mapping[str, tuple[int, str]]) -
                 )
             )
             continue
-        if seq == 0:
-            if head.version > 0:
+        since = max(seq - 1, 0)
+        page = await store.read_raw(name, since=since, limit=2 if seq else 1)
+        at = {entry_id: (raw, logged) for entry_id, raw, logged in page}
+        if seq:
+            mine = at.get(f"0-{seq}")
+            found: JSONValue = None if mine is None else _decode_stored(mine[0]).hash
+            if found != digest:
                 out.append(
                     Discrepancy(
                         check="chains",
                         stream=name,
-                        seq=1,
-                        what="the stream holds events the org log does not",
-                        expected=0,
-                        found=head.version,
+                        seq=seq,
+                        what=f"the stream's event at seq {seq} is not the log's copy",
+                        expected=digest,
+                        found=found,
                     )
                 )
-            continue
-        page = await store.read_raw(name, since=seq - 1, limit=1)
-        if not page or page[0][0] != f"0-{seq}":
-            found: JSONValue = None
-        else:
-            found = _decode_stored(page[0][1]).hash
-        if found != digest:
+        later = at.get(f"0-{seq + 1}")
+        if later is not None and (later[1] is None or _position(later[1]) <= made):
             out.append(
                 Discrepancy(
                     check="chains",
                     stream=name,
-                    seq=seq,
-                    what=f"the stream's event at seq {seq} is not the log's copy",
-                    expected=digest,
-                    found=found,
+                    seq=seq + 1,
+                    what=f"the stream's seq {seq + 1} was appended before the audit began, "
+                    "but the org log does not hold it",
+                    expected=None,
+                    found=later[1],
                 )
             )
     return out

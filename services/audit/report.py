@@ -52,6 +52,7 @@ def markdown(report: AuditReport) -> str:
         f"- Read: {report.events:,} events of the org log, up to entry {report.log_head}",
         f"- Reported: {describe_scope(report.scope)} ({report.events_in_scope:,} events)",
         f"- Signed checkpoints given: {report.checkpoints}",
+        f"- Occasions the log started: {', '.join(report.occasions) or 'none'}",
         f"- Result: {verdict}",
         "",
         "## What was checked",

@@ -436,3 +436,13 @@ async def test_a_forged_checkpoint_is_named(night: ServeProcess, tmp_path: Path)
     assert "forged or edited" in problem["what"]
     # What it claims is compared all the same: cage seq 2's hash is not the one it names.
     assert ("checkpoints", "cage", 2) in named(report)
+
+
+async def test_an_occasion_the_log_never_started_cannot_be_audited(
+    night: ServeProcess, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    done = await night.cli("audit", "--no-progress", "--occasion", "nope", "--out", str(out))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "the log started no occasion nope (it started: e2e-night)" in done.stderr
+    assert not out.exists()
