@@ -142,9 +142,7 @@ class ChainChecker:
         if cp is None:
             return
         title = f"{given.source} ({cp.title()})"
-        if not given.verified:
-            title += ", unsigned"
-        else:
+        if given.verified:
             self.checked["checkpoint"] += 1
             if cp.log_id != "0":
                 self.log_pins.setdefault(cp.log_id, []).append(title)
@@ -302,8 +300,12 @@ class ChainChecker:
                 self._found(
                     stream=stream,
                     seq=seq,
-                    what=f"the event at seq {seq} is not the one {pin.title} signed: it or an "
-                    "event before it was altered",
+                    what=f"the event at seq {seq} is not the one {pin.title} "
+                    + (
+                        "signed: it or an event before it was altered"
+                        if pin.signed
+                        else "claims (its signature does not verify)"
+                    ),
                     expected=pin.digest,
                     found=digest,
                     log_id=log_id,
@@ -314,10 +316,13 @@ class ChainChecker:
         for pin in pins:
             if pin.signed:
                 self.checked["signed head"] += 1
+                what = f"{pin.title} signed seq {seq}, but {why}: signed events were deleted"
+            else:
+                what = f"{pin.title} claims seq {seq}, but {why} (its signature does not verify)"
             self._found(
                 stream=stream,
                 seq=seq,
-                what=f"{pin.title} signed seq {seq}, but {why}: signed events were deleted",
+                what=what,
                 expected=pin.digest,
                 found=None,
                 check=CHECKPOINTS,

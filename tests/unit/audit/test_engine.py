@@ -207,6 +207,8 @@ def test_a_forged_checkpoint_is_named_and_what_it_claims_compared() -> None:
     assert not forged.verified and forged.problem is not None and "forged" in forged.problem
     report = run(night, checkpoints=[forged])
     assert where(report) == {("checkpoints", "checkpoints", None), ("checkpoints", "cage", 2)}
+    [claim] = [d for d in report.discrepancies if d.stream == "cage"]
+    assert "forged.json" in claim.what and "claims (its signature does not verify)" in claim.what
     chains = report.checks[0]
     assert "checkpoint" not in chains.checked  # a forged one vouches for nothing
 
