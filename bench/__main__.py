@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
 Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, bell_jars,
-fanout, fairness, soak, black_jack, scaling, dashboard.
+fanout, fairness, soak, black_jack, scaling, dashboard, audit.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import (
+    audit,
     bell_jars,
     black_jack,
     control_sheets,
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "black_jack": black_jack.run,
     "scaling": scaling.run,
     "dashboard": dashboard.run,
+    "audit": audit.run,
 }
 
 

@@ -3,10 +3,17 @@ exactly what the events say (chips issued − redeemed − wagered + paid back, 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from events.base import current_version, upcast
+from events.envelope import Envelope
+from events.money import MONEY_EVENTS, SINGLE_MOVES, data_moves
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
+from services.audit.base import Discrepancy
 from services.store.redis_store import EventStore
 
 ATTEMPTS = 5
@@ -46,3 +53,80 @@ async def verify_balances(store: EventStore) -> BalanceReport:
         )
         return BalanceReport(players=len(players), mismatches=mismatches, settled=True)
     return BalanceReport(players=0, mismatches=(), settled=False)
+
+
+PLAYER_PREFIX = "player:"
+"""The ``stream`` of a discrepancy about a player's balance (a figure of no one event)."""
+
+
+class BalanceChecker:
+    """The audit's balance check: every player's chip balance folded from the log (chips
+    issued − redeemed − wagered + paid back, ``events.money``), against the balances the
+    store guards when there is a store (``guarded``, read in one transaction with the log
+    head the audit stops at: ``services.audit.engine.snapshot``). A balance the log takes
+    below zero is a discrepancy too: the append script refuses such a command (docs/
+    ARCHITECTURE.md, "The append script"), so only an edited log gives one."""
+
+    name = "balances"
+    types: frozenset[str] | None = MONEY_EVENTS
+
+    def __init__(self, guarded: Mapping[str, int] | None = None) -> None:
+        self.guarded = guarded
+        self.balances: dict[str, int] = {}
+        self.checked: Counter[str] = Counter()
+        self.discrepancies: list[Discrepancy] = []
+        self._moves = 0
+        self._versions: dict[str, int | None] = {}
+
+    def observe(self, envelope: Envelope) -> None:
+        """Fold one money event's moves into the players' balances."""
+        self.fold(envelope.type, envelope.version, envelope.data)
+
+    def fold(self, type_: str, version: int, data: dict[str, Any]) -> None:
+        """:meth:`observe` from the event's type, version and data alone (the engine's
+        cheaper call: ``services.audit.engine.DataFolder``)."""
+        current = self._versions.get(type_, -1)
+        if current == -1:
+            current = self._versions[type_] = current_version(type_)
+        if current is not None and version != current:
+            data = upcast(type_, version, data)
+        balances = self.balances
+        single = SINGLE_MOVES.get(type_)
+        self._moves += 1
+        if single is not None:
+            player = data["player"]
+            balances[player] = balances.get(player, 0) + single[1] * data["amount"]
+            return
+        for player, cents, _kind in data_moves(type_, data):
+            balances[player] = balances.get(player, 0) + cents
+
+    def finish(self) -> None:
+        """Compare each player's folded balance with the guarded one (and with zero)."""
+        self.checked["money event"] += self._moves
+        guarded = self.guarded
+        players = sorted(set(self.balances) | set(guarded or {}))
+        self.checked["player"] += len(players)
+        for player in players:
+            folded = self.balances.get(player, 0)
+            if folded < 0:
+                self.discrepancies.append(
+                    Discrepancy(
+                        check=self.name,
+                        stream=PLAYER_PREFIX + player,
+                        seq=None,
+                        what=f"{player}'s balance as the log gives it is below zero",
+                        expected=0,
+                        found=folded,
+                    )
+                )
+            if guarded is not None and guarded.get(player, 0) != folded:
+                self.discrepancies.append(
+                    Discrepancy(
+                        check=self.name,
+                        stream=PLAYER_PREFIX + player,
+                        seq=None,
+                        what=f"{player}'s balance: the log gives it, the store guards another",
+                        expected=folded,
+                        found=guarded.get(player, 0),
+                    )
+                )

@@ -1,16 +1,246 @@
-"""Placeholder: being built in this session (issue 14)."""
+"""``casino-night audit``: recompute every figure the org log records, from the log alone,
+and check its chains against the signed checkpoints (docs/AUDIT.md, "casino-night audit").
+
+Exit status 0 when clean, 1 on any discrepancy, 2 when the audit cannot run. It never
+writes to the store, and reads the log only up to the entry that was last when it began.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from events.envelope import Envelope
+from services.audit import report as audit_report
+from services.audit.balances import BalanceChecker
+from services.audit.chains import SignedCheckpoint, weigh_checkpoint
+from services.audit.engine import (
+    WHOLE_LOG,
+    Audit,
+    AuditReport,
+    Scope,
+    cyclic_gc_paused,
+    read_log,
+    snapshot,
+    stream_heads,
+)
+from services.audit.rules import RULE_CHECKERS
+from services.store.redis_store import EventStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options (docs/AUDIT.md)."""
     parser.add_argument("--night", default="examples/night.toml")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--occasion", default=None, help="report only the events of this occasion")
+    parser.add_argument(
+        "--since",
+        default=None,
+        help="report only events that occurred at or after this time (ISO 8601; a date or a"
+        " time without offset is in the organization's timezone; or unix ms)",
+    )
+    parser.add_argument(
+        "--until", default=None, help="report only events that occurred before this time"
+    )
+    parser.add_argument(
+        "--checkpoint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a signed checkpoint file or history (repeatable; default: the data directory's"
+        " latest.json and history.jsonl)",
+    )
+    parser.add_argument(
+        "--public-key",
+        default=None,
+        help="the PEM public key the checkpoints are checked with (default: the server's key)",
+    )
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help="write audit.json and audit.md there"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def parse_moment(text: str, zone: str) -> int:
+    """A ``--since``/``--until`` value as unix ms: digits alone are unix ms; otherwise ISO
+    8601, a date meaning its midnight, and a time without an offset read in ``zone``."""
+    from services.cli import CliError
+
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise CliError(f"{text!r} is neither an ISO 8601 date or time nor unix ms") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=ZoneInfo(zone))
+    return int(moment.timestamp() * 1000)
+
+
+def read_checkpoints(
+    args: argparse.Namespace, organization: str
+) -> tuple[list[SignedCheckpoint], str | None]:
+    """The checkpoints ``--checkpoint`` names (or the data directory's: its history and its
+    newest), each line weighed once with ``--public-key`` (or the server's own key); and,
+    when there are none, why."""
+    from services.cli import CliError, data_dir
+    from services.settings import Settings
+    from services.store import anchor
+
+    settings = Settings.from_env(data_dir=data_dir(args))
+    if args.checkpoint:
+        files = [Path(f) for f in args.checkpoint]
+        for f in files:
+            if not f.is_file():
+                raise CliError(f"no checkpoint file {f}")
+    else:
+        directory = anchor.checkpoint_dir(settings.data_dir, organization)
+        files = [
+            directory / name
+            for name in (anchor.HISTORY_FILE + ".1", anchor.HISTORY_FILE, anchor.LATEST_FILE)
+            if (directory / name).is_file()
+        ]
+        if not files:
+            return [], (
+                f"no signed checkpoint of {organization} in {directory}: nothing outside the "
+                "store vouches for these chains (give the auditor's copy with --checkpoint "
+                "and --public-key)"
+            )
+    if args.public_key is not None:
+        public_key = anchor.load_public_key(Path(args.public_key))
+    else:
+        key_path = anchor.key_file(settings.data_dir, settings.anchor_key)
+        try:
+            public_key = anchor.load_signing_key(key_path).public_key()
+        except anchor.AnchorError as e:
+            raise CliError(f"cannot check the checkpoints: {e}; give --public-key") from None
+    weighed: list[SignedCheckpoint] = []
+    seen: set[str] = set()
+    for f in files:
+        # The newest checkpoint is the history's last line too: each is checked once.
+        lines = [line.strip() for line in f.read_text().splitlines() if line.strip()]
+        for n, line in enumerate(lines, 1):
+            if line in seen:
+                continue
+            seen.add(line)
+            source = f.name if len(lines) == 1 else f"{f.name} line {n}"
+            weighed.append(weigh_checkpoint(source, line, public_key, organization))
+    return weighed, None
+
+
+async def audit_store(args: argparse.Namespace, scope: Scope) -> AuditReport:
+    """Audit the night's store as ``offline_store`` reaches it (:func:`audit`)."""
+    from services.cli import offline_store
+    from services.night import load_night
+
+    organization = load_night(Path(args.night)).organization
+    checkpoints, none_because = read_checkpoints(args, organization)
+    async with offline_store(args) as store:
+        return await audit(
+            store,
+            checkpoints,
+            no_checkpoint=none_because,
+            scope=scope,
+            progress=not args.no_progress,
+        )
+
+
+async def audit(
+    store: EventStore,
+    checkpoints: Sequence[SignedCheckpoint],
+    *,
+    no_checkpoint: str | None = None,
+    scope: Scope = WHOLE_LOG,
+    progress: bool = False,
+) -> AuditReport:
+    """Audit a store against ``checkpoints`` (read before this is called: every head they
+    signed is then in the store before the log's head is read): the log's head, length and
+    guarded balances in one transaction, the log up to that head with every rule checker,
+    the chains and the balances, then each stream's own record against the log. Never
+    writes; the progress bar (tqdm) on stderr with ``progress``."""
+    from tqdm import tqdm
+
+    moment = await snapshot(store)
+    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(moment.guarded)]
+    engine = Audit(
+        store.org, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
+    )
+    with tqdm(
+        total=moment.length,
+        unit="ev",
+        unit_scale=True,
+        file=sys.stderr,
+        disable=not progress,
+        desc="audit",
+    ) as bar:
+        await read_log(engine, store, moment.log_head, on_page=bar.update)
+    heads = await stream_heads(store, engine.chains.tips, moment.generated)
+    return engine.finish(also=heads)
+
+
+def audit_events(
+    organization: str,
+    envelopes: Iterable[Envelope],
+    checkpoints: Sequence[SignedCheckpoint],
+    *,
+    no_checkpoint: str | None = None,
+    scope: Scope = WHOLE_LOG,
+    guarded: Mapping[str, int] | None = None,
+    progress: bool = False,
+) -> AuditReport:
+    """Audit any source of the log's events in log order (an export's reader, with no
+    store): every rule checker, the chains against ``checkpoints``, the balances (against
+    ``guarded`` when the source carries the guarded balances). The progress bar counts
+    events read."""
+    from tqdm import tqdm
+
+    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(guarded)]
+    engine = Audit(
+        organization, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
+    )
+    with (
+        cyclic_gc_paused(),
+        tqdm(
+            envelopes,
+            unit="ev",
+            unit_scale=True,
+            file=sys.stderr,
+            disable=not progress,
+            desc="audit",
+        ) as events,
+    ):
+        engine.feed(events)
+    return engine.finish()
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the audit; print the readable report; exit 1 on any discrepancy."""
     from services.cli import CliError
+    from services.night import load_night
 
-    raise CliError("not built yet")
+    zone = load_night(Path(args.night)).timezone
+    scope = Scope(
+        occasion=args.occasion,
+        since_ms=None if args.since is None else parse_moment(args.since, zone),
+        until_ms=None if args.until is None else parse_moment(args.until, zone),
+    )
+    if (
+        scope.since_ms is not None
+        and scope.until_ms is not None
+        and scope.since_ms >= scope.until_ms
+    ):
+        raise CliError(f"--since {args.since} is not before --until {args.until}")
+    report = asyncio.run(audit_store(args, scope))
+    if scope.occasion is not None and scope.occasion not in report.occasions:
+        known = ", ".join(report.occasions) or "none"
+        raise CliError(f"the log started no occasion {scope.occasion} (it started: {known})")
+    if args.out is not None:
+        as_json, as_markdown = audit_report.write(report, Path(args.out))
+        print(f"wrote {as_json} and {as_markdown}", file=sys.stderr)
+    print(audit_report.markdown(report), end="")
+    return 0 if report.ok else 1

@@ -14,6 +14,7 @@ import pytest
 
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
+from services.audit.command import audit
 from services.gateway.revocations import Revocations
 from services.store.redis_store import RedisAccessError, close_redis, open_redis
 from services.store.verify import verify_all
@@ -57,6 +58,9 @@ async def test_a_round_on_a_cluster_settles_verifies_and_replays(
         assert len(await dealer.wait_events("table:roulette-1", 10)) == 10
         store = server.runtime.store
         assert all(r.ok for r in await verify_all(store))
+        audited = await audit(store, [], no_checkpoint=None)  # the cluster client's replies
+        assert audited.ok, audited.discrepancies
+        assert audited.events == len(await store.log_raw("0", 1000)) > 10
         for _ in range(200):
             if await server.runtime.runner.caught_up():
                 break

@@ -385,6 +385,33 @@ class ServeProcess:
             check=False,
         )
 
+    async def audited(self, *args: str, env: Mapping[str, str] | None = None) -> str:
+        """``casino-night audit`` on this night (running or stopped) finds nothing: exit 0
+        and a clean report (issue 14: every night the suite plays ends audited). Returns
+        the report."""
+        done = await self.cli("audit", "--no-progress", *args, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "- Result: **clean**" in done.stdout, done.stdout
+        return done.stdout
+
+    async def audited_live(self, org: str) -> None:
+        """The audit (``services.audit.command.audit``, what the command runs) in this
+        process, on the running night's store and the checkpoints of its data directory,
+        finds nothing: for the nights that end many times in one test, where a process per
+        night would cost seconds."""
+        import argparse
+
+        from services.audit.command import audit, read_checkpoints
+
+        where = argparse.Namespace(checkpoint=[], public_key=None, data_dir=str(self.data_dir))
+        checkpoints, none_because = read_checkpoints(where, org)
+        client = aioredis.Redis.from_url(self.embedded_url())
+        try:
+            report = await audit(EventStore(client, org), checkpoints, no_checkpoint=none_because)
+        finally:
+            await client.aclose()
+        assert report.ok and report.events > 0, report.discrepancies
+
     async def aclose(self) -> None:
         """Teardown: clients, session, the server, and any redis-server a crash left."""
         await self.close_clients()

@@ -575,3 +575,6 @@ async def test_a_bell_jar_night_over_two_quarters_survives_a_kill_and_replays(
     verified = await real_clock_cli(server, "verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "BROKEN" not in verified.stdout
+    audited = await real_clock_cli(server, "audit", "--no-progress")
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert "- Result: **clean**" in audited.stdout

@@ -765,6 +765,7 @@ async def test_rng_black_jack_night_survives_kill_9_mid_hand_with_the_same_shoe(
     try:
         async with asyncio.timeout(120):
             await _rng_night(night, rng)
+        await night.server.audited()
     finally:
         await night.server.aclose()
 
@@ -977,6 +978,7 @@ async def test_dealer_mode_black_jack_night_scripted_to_every_rare_case(tmp_path
                 await dealer_round(night, script)
                 found = await night.audit(decks=4, rng_mode=False)
                 await night.check_money(found.books)
+                await night.server.audited_live(f"e2e-bj-dealer-{i}")
         finally:
             await night.server.aclose()
         seen.update(found.seen)

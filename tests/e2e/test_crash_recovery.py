@@ -129,6 +129,7 @@ async def verify_offline(server: ServeProcess) -> None:
     verified = await server.cli("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "BROKEN" not in verified.stdout
+    await server.audited()
 
 
 async def test_kill_9_of_the_server_mid_round_loses_and_doubles_nothing(

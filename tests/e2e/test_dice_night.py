@@ -323,6 +323,7 @@ async def test_a_dice_night_survives_kill_9_between_the_dealers_roll_and_the_pla
             assert await wait_until_dead(redis_pid, 10)
             verified = await server.cli("verify")
             assert verified.returncode == 0, verified.stdout + verified.stderr
+            await server.audited()
             assert "BROKEN" not in verified.stdout
     finally:
         await server.aclose()

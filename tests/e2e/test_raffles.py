@@ -219,6 +219,7 @@ async def test_raffles_over_weeks_and_occasions_survive_a_restart_and_replay(
     assert replayed.returncode == 0, replayed.stderr
     report = json.loads(replayed.stdout)
     assert {v["raffle"]: v for v in report["raffles"]} == views
+    await server.audited()
 
 
 async def test_a_self_exclusion_file_loaded_from_the_command_line(

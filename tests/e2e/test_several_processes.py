@@ -143,6 +143,7 @@ def applied_once(events: list[dict[str, Any]], ids: set[str]) -> None:
 async def verified(server: ServeProcess) -> None:
     done = await server.cli("verify")
     assert done.returncode == 0, done.stdout + done.stderr
+    await server.audited()
 
 
 def bet_msg(cmd_id: str, table: str, player: str, rng: random.Random) -> dict[str, Any]:

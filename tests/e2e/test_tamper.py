@@ -304,3 +304,145 @@ async def test_an_edited_projection_checkpoint_is_refused_and_the_log_refolded(
     assert rejected["level"] == "error" and rejected["reason"] == "bad MAC"
     await night.close_clients()
     assert await night.terminate() == 0
+
+
+# `casino-night audit` (issue 14): the same night, each kind of tampering named by stream
+# and seq in the report, from the org log and the signed checkpoints.
+
+
+async def audit(server: ServeProcess, out: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """Run ``casino-night audit`` on the stopped night; its exit status and audit.json."""
+    done = await server.cli("audit", "--no-progress", "--out", str(out), *args)
+    assert done.returncode in (0, 1), done.stderr
+    report: dict[str, Any] = json.loads((out / "audit.json").read_text())
+    assert (out / "audit.md").read_text() == done.stdout
+    return done.returncode, report
+
+
+def named(report: dict[str, Any]) -> set[tuple[str, str, int | None]]:
+    """(check, stream, seq) of every discrepancy."""
+    return {(d["check"], d["stream"], d["seq"]) for d in report["discrepancies"]}
+
+
+async def rewrite_log(data_dir: Path, edit: Any) -> None:
+    """Replace the org log (same entry ids) with ``edit(entries)``; streams untouched."""
+    async with redis_of(data_dir) as (client, store):
+        entries = await store.log_raw("0", 100_000)
+        edited = edit([(i, decode(raw, i)) for i, raw in entries])
+        pipe = client.pipeline(transaction=True)
+        pipe.delete(keys.log(ORG))
+        for log_id, env in edited:
+            pipe.xadd(keys.log(ORG), {"e": encode(env)}, id=log_id)
+        await pipe.execute()
+
+
+def _settled(entries: list[tuple[str, Envelope]]) -> int:
+    [at] = [n for n, (_i, env) in enumerate(entries) if env.type == "Settled"]
+    return at
+
+
+async def test_an_edited_payout_not_rehashed_is_named(night: ServeProcess, tmp_path: Path) -> None:
+    def edit(entries: list[tuple[str, Envelope]]) -> list[tuple[str, Envelope]]:
+        at = _settled(entries)
+        log_id, env = entries[at]
+        [s] = env.data["settlements"]
+        paid = dict(env.data, settlements=[dict(s, paid=200, result="won")], paid=200)
+        entries[at] = (log_id, dataclasses.replace(env, data=paid))
+        return entries
+
+    await rewrite_log(night.data_dir, edit)
+    code, report = await audit(night, tmp_path)
+    assert code == 1
+    found = {(d["stream"], d["seq"]): d for d in report["discrepancies"] if d["check"] == "chains"}
+    [(stream, seq)] = list(found)
+    assert stream == "table:roulette-1" and "altered" in found[(stream, seq)]["what"]
+    async with redis_of(night.data_dir) as (_c, store):
+        [settled] = [e for e in await store.read_all(stream) if e.type == "Settled"]
+    assert seq == settled.seq and found[(stream, seq)]["found"] == settled.hash
+    # The chips paid that the log now shows are not those the store guards.
+    [balance] = [d for d in report["discrepancies"] if d["check"] == "balances"]
+    assert (balance["stream"], balance["expected"], balance["found"]) == (
+        "player:p-1",
+        BALANCES["p-1"] + 200,
+        BALANCES["p-1"],
+    )
+
+
+async def test_an_edited_payout_rehashed_is_named_by_the_checkpoint(
+    night: ServeProcess, tmp_path: Path
+) -> None:
+    settled_at: list[tuple[str, int]] = []
+
+    def edit(entries: list[tuple[str, Envelope]]) -> list[tuple[str, Envelope]]:
+        at = _settled(entries)
+        log_id, env = entries[at]
+        [s] = env.data["settlements"]
+        paid = dict(env.data, settlements=[dict(s, paid=200, result="won")], paid=200)
+        new = dataclasses.replace(env, data=paid)
+        entries[at] = (log_id, dataclasses.replace(new, hash=expected_hash(new)))
+        settled_at.append((env.stream, env.seq))
+        return entries
+
+    await rewrite_log(night.data_dir, edit)
+    code, report = await audit(night, tmp_path)
+    assert code == 1
+    # Its hash recomputes, but it is not the event the checkpoints signed at that seq, and
+    # the stream's own copy differs from the log's.
+    assert ("checkpoints", *settled_at[0]) in named(report)
+    assert ("chains", *settled_at[0]) in named(report)
+
+
+async def test_a_deleted_bet_is_named(night: ServeProcess, tmp_path: Path) -> None:
+    gone: list[tuple[str, int]] = []
+
+    def edit(entries: list[tuple[str, Envelope]]) -> list[tuple[str, Envelope]]:
+        [at] = [n for n, (_i, env) in enumerate(entries) if env.type == "BetPlaced"]
+        gone.append((entries[at][1].stream, entries[at][1].seq))
+        return entries[:at] + entries[at + 1 :]
+
+    await rewrite_log(night.data_dir, edit)
+    code, report = await audit(night, tmp_path)
+    assert code == 1
+    [missing] = [d for d in report["discrepancies"] if (d["stream"], d["seq"]) == gone[0]]
+    assert missing["check"] == "chains" and "missing from the log" in missing["what"]
+
+
+async def test_reordered_events_are_named(night: ServeProcess, tmp_path: Path) -> None:
+    swapped: list[tuple[str, int]] = []
+
+    def edit(entries: list[tuple[str, Envelope]]) -> list[tuple[str, Envelope]]:
+        at = _settled(entries)
+        (a_id, a), (b_id, b) = entries[at - 1], entries[at]
+        assert a.stream == b.stream and a.seq + 1 == b.seq
+        swapped.append((a.stream, a.seq))
+        entries[at - 1], entries[at] = (a_id, b), (b_id, a)
+        return entries
+
+    await rewrite_log(night.data_dir, edit)
+    code, report = await audit(night, tmp_path)
+    assert code == 1
+    [late] = [d for d in report["discrepancies"] if (d["stream"], d["seq"]) == swapped[0]]
+    assert "out of order" in late["what"]
+
+
+async def test_a_forged_checkpoint_is_named(night: ServeProcess, tmp_path: Path) -> None:
+    doc = json.loads(latest(night).read_text())
+    doc["body"]["streams"]["cage"]["seq"] = 2  # a shorter cage "signed"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(doc))
+    code, report = await audit(night, tmp_path / "out", "--checkpoint", str(forged))
+    assert code == 1
+    [problem] = [d for d in report["discrepancies"] if d["stream"] == "checkpoints"]
+    assert "forged or edited" in problem["what"]
+    # What it claims is compared all the same: cage seq 2's hash is not the one it names.
+    assert ("checkpoints", "cage", 2) in named(report)
+
+
+async def test_an_occasion_the_log_never_started_cannot_be_audited(
+    night: ServeProcess, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    done = await night.cli("audit", "--no-progress", "--occasion", "nope", "--out", str(out))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "the log started no occasion nope (it started: e2e-night)" in done.stderr
+    assert not out.exists()

@@ -828,6 +828,7 @@ async def test_a_night_of_wheels_survives_restarts_and_closes_at_the_prize_limit
     assert await wait_until_dead(redis_pid, 10) and not pid_alive(redis_pid)
     verified = await server.cli("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    await server.audited()
     assert "BROKEN" not in verified.stdout
     replayed = await server.cli("replay", "--show")
     assert replayed.returncode == 0, replayed.stderr

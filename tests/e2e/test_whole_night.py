@@ -310,6 +310,8 @@ async def test_a_whole_night_balances_replays_and_verifies(serve: ServeFactory) 
 
     verified = await server.cli("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    report = await server.audited("--occasion", "e2e-night")
+    assert "- Reported: occasion e2e-night" in report
     verified_streams = {
         line.split()[1].rstrip(":")
         for line in verified.stdout.splitlines()
