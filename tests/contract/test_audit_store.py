@@ -152,6 +152,7 @@ async def test_an_audit_while_events_are_appended_is_clean(store: EventStore) ->
     """Safe on a live store: the balances are those of the head it read, in one transaction,
     and the streams that moved on since are held only up to that head."""
     stop = asyncio.Event()
+    started = asyncio.Event()
 
     async def cashier() -> int:
         n = 0
@@ -160,9 +161,11 @@ async def test_an_audit_while_events_are_appended_is_clean(store: EventStore) ->
             player = f"p-{n % 4}"
             await append(store, "cage", ChipsIssued(player=player, amount=10 + n), n)
             await append(store, f"other-{n % 3}", ChipsIssued(player=player, amount=n), -n)
+            started.set()
         return n
 
     busy = asyncio.create_task(cashier())
+    await asyncio.wait_for(started.wait(), 10)  # a busy machine may be slow to begin
     try:
         reports = []
         while len(reports) < 10:
