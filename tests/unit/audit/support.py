@@ -282,7 +282,55 @@ def every_game_night(seed: int = 11) -> Log:
                     break
                 except RuleError:
                     continue
+    dealer_black_jack(log, rnd)
     return log
+
+
+DECK = tuple(f"{rank}{suit}" for rank in (*"A23456789", "10", *"JQK") for suit in "SHDC")
+
+
+def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
+    """Black Jack in dealer mode: the dealer enters every card (drawn from ``rnd``, a card
+    the shoe can no longer hold drawn again), declares the peek (a natural about a third
+    of the time), and the players act at random among the actions the rules allow."""
+    from services.games.black_jack import Act, Deal, EnterCards, Insure, Peek
+    from services.games.black_jack_state import round_stage, turn_hand
+
+    bj = Table(log, "black_jack", "dealer", table="bj-2", tie_option=1, decks=4)
+    for _ in range(rounds):
+        bj.do(OpenRound())
+        for space, player in ((2, "p-1"), (4, "p-2")):
+            bj.do(PlaceBet(player=player, bet={"space": space}, amount=100))
+        bj.do(Deal())
+        while not bj.state.play.ended:
+            play = bj.state.play
+            stage = round_stage(play)
+            if stage in ("insurance", "peek"):
+                if stage == "insurance":
+                    bj.do(Insure(hand=play.hands[0].hand, amount=play.hands[0].wager // 2))
+                natural = rnd.random() < 0.35 and stage == "insurance"
+                bj.do(Peek(natural=True, hole="KS") if natural else Peek(natural=False))
+                continue
+            hand = turn_hand(play)
+            if (
+                stage == "players"
+                and hand is not None
+                and len(hand.cards) >= 2
+                and not hand.waiting
+            ):
+                for action in rnd.sample(["split", "double", "hit", "stand"], 4):
+                    try:
+                        bj.do(Act(hand=hand.hand, action=action))
+                        break
+                    except RuleError:
+                        continue
+                continue
+            for _ in range(50):
+                try:
+                    bj.do(EnterCards(cards=(rnd.choice(DECK),)))
+                    break
+                except RuleError:
+                    continue
 
 
 @functools.cache

@@ -188,3 +188,21 @@ def test_a_bet_whose_data_does_not_fit_its_type_is_named() -> None:
     [unread] = checker.discrepancies
     assert (unread.stream, unread.seq) == (log[i].stream, log[i].seq)
     assert "cannot be read" in unread.what
+
+
+def test_a_dealer_mode_black_jack_hand_is_recomputed_from_the_cards_entered() -> None:
+    envelopes = night()
+    parts = [
+        i
+        for i, e in enumerate(envelopes)
+        if e.stream == "table:bj-2"
+        and e.type == "PartSettled"
+        and e.data["part"].startswith("hand")
+    ]
+    assert len(parts) > 10
+    i = parts[3]
+    log = tampered(envelopes, i, _won)
+    checker = run(SettlementChecker(), log)
+    first = checker.discrepancies[0]
+    assert (first.stream, first.seq) == ("table:bj-2", log[i].seq)
+    assert "result" in first.what and first.expected != first.found
