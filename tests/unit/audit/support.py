@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from events.base import Event, from_data
+from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope, event_id, seal
 from services.aggregates import RuleError
 from services.audit.base import Checker, Discrepancy
@@ -99,10 +100,11 @@ class Table:
 
 def run(checker: Checker, envelopes: Iterable[Envelope]) -> Checker:
     """Feed the checker what the audit's engine would: each envelope of its types, in
-    log order, then the end of the log."""
+    log order, as the store gives it back (packed and unpacked: lists for tuples, no typed
+    body kept from sealing), then the end of the log."""
     for env in envelopes:
         if checker.types is None or env.type in checker.types:
-            checker.observe(env)
+            checker.observe(decode(encode(env), env.log_id))
     checker.finish()
     return checker
 
