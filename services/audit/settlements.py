@@ -122,6 +122,35 @@ def rebuilt_roll(roll: DiceRolled, outcome_mode: str) -> RollDice:
     return RollDice(player=roll.player, dice=list(roll.dice), thrown_by=roll.thrown_by)
 
 
+ENTERED_THROWER = "cage"
+"""A thrower every dice game of one roll takes (4620.11(b), 4620.12, 4620.13), standing in
+for ``rng`` when a drawn roll is read again as the dealer would enter it."""
+
+
+def device_outcome(
+    game: SingleOutcome,
+    config: Mapping[str, JSON],
+    outcome: Mapping[str, JSON],
+    previous: str | None,
+    outcome_mode: str,
+) -> dict[str, JSON]:
+    """The recorded ``outcome`` read again by the game's own ``check_outcome`` against the
+    table's previous result: what the rules record for it (RuleError when it is not an
+    outcome of the device, or, at roulette, not spun from the previous pocket,
+    4620.4(c)(2)-(3)). A roll is entered as its faces and thrower (its total is derived);
+    a drawn roll's thrower ``rng`` is the source check's (``sources.py``)."""
+    raw = dict(outcome)
+    roll = "dice" in raw and "thrown_by" in raw
+    if roll:
+        raw.pop("total", None)
+        if outcome_mode == "rng":
+            raw["thrown_by"] = ENTERED_THROWER
+    canonical = dict(game.game.check_outcome(config, raw, previous))
+    if roll and outcome_mode == "rng":
+        canonical["thrown_by"] = outcome["thrown_by"]
+    return canonical
+
+
 def hand_result(tie_option: int, play: BlackJackPlay, hand: Hand) -> tuple[str, bool] | None:
     """How Black Jack settles ``hand`` now, as (result, paid at the natural's odds), or None
     when the rules settle it later: against a dealer's natural a natural ties under the
@@ -307,6 +336,16 @@ class SettlementChecker(RuleChecker):
             if isinstance(ev, RoundVoided):
                 produced = game.void(state.config, state.play, view)
             elif isinstance(ev, OutcomeRecorded) and isinstance(game, SingleOutcome):
+                canonical = device_outcome(
+                    game, state.config, ev.outcome, state.play.last_outcome, state.outcome_mode
+                )
+                if canonical != dict(ev.outcome):
+                    self.differs(
+                        envelope,
+                        f"OutcomeRecorded round {state.round}: the outcome as the rules read it",
+                        canonical,
+                        dict(ev.outcome),
+                    )
                 produced = game.outcome_and_settlement(
                     state.config, state.play, view, ev.outcome, ev.source
                 )

@@ -206,3 +206,53 @@ def test_a_dealer_mode_black_jack_hand_is_recomputed_from_the_cards_entered() ->
     first = checker.discrepancies[0]
     assert (first.stream, first.seq) == ("table:bj-2", log[i].seq)
     assert "result" in first.what and first.expected != first.found
+
+
+def _outcome(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        data["outcome"][key] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("what", "match", "change", "code"),
+    [
+        ("a pocket off the wheel", {"source": "rng"}, _outcome("pocket", "39"), "invalid_outcome"),
+        (
+            "a spin not from the previous pocket, 4620.4(c)(3)",
+            {"source": "dealer"},
+            _outcome("spun_from", "22"),
+            "refuse",
+        ),
+        ("a die face of 7", {"source": "rng"}, _outcome("dice", [7, 1, 1]), "refuse"),
+    ],
+)
+def test_an_outcome_the_device_cannot_give_is_named(
+    what: str, match: dict[str, Any], change: Callable[[dict[str, Any]], None], code: str
+) -> None:
+    envelopes = night()
+    i = index_of(envelopes, "OutcomeRecorded", 1 if "previous" in what else 0, **match)
+    if "die" in what:
+        i = next(
+            k
+            for k, e in enumerate(envelopes)
+            if e.type == "OutcomeRecorded" and "dice" in e.data["outcome"]
+        )
+    log = tampered(envelopes, i, change)
+    checker = run(SettlementChecker(), log)
+    first = checker.discrepancies[0]
+    assert (first.stream, first.seq) == (log[i].stream, log[i].seq), what
+    assert code in first.what
+
+
+def test_an_outcome_changed_in_both_its_events_is_named_at_the_settlement() -> None:
+    envelopes = night()
+    i = index_of(envelopes, "OutcomeRecorded", 0, source="rng")
+    pocket = envelopes[i].data["outcome"]["pocket"]
+    other = "0" if pocket != "0" else "1"
+    log = tampered(envelopes, i, _outcome("pocket", other))
+    log = tampered(log, i + 1, _outcome("pocket", other))
+    checker = run(SettlementChecker(), log)
+    assert checker.discrepancies and checker.discrepancies[0].seq == log[i + 1].seq
+    assert all(d.stream == log[i].stream for d in checker.discrepancies)
