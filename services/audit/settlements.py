@@ -96,12 +96,15 @@ class _Table:
     """A command whose step the rules refuse (reported once, its settlements unmatched)."""
     skipped: bool = False
     """Not read from its start, or an event the rules could not fold: no longer checked."""
+    placing: list[Envelope] = field(default_factory=list)
+    """Bets placed not folded yet (:meth:`SettlementChecker._place`)."""
     bets_only_on_layout: bool = False
     """The table's game keeps nothing of a bet in its own state (a round of one outcome
     but the merchandise wheel): a bet placed is folded as the table's ``evolve`` folds it,
     from the stored data, without the game's ``evolve`` (which returns its state as it is)."""
 
 
+_BET_PLACED = BetPlaced.NAME
 _bet_placed = replacer(TableState, "version", "placed")
 """``replace(state, version=, placed=)``: the table's fold of a bet placed at a game that
 keeps nothing of it (``services.tables.rules.evolve``, its ``BetPlaced`` branch)."""
@@ -263,21 +266,21 @@ class SettlementChecker(RuleChecker):
 
     def observe(self, envelope: Envelope) -> None:
         """Fold one event of a table's stream; check it if it settles."""
-        if not envelope.stream.startswith(TABLE_PREFIX):
-            return
         table = self.tables.get(envelope.stream)
         if table is None:
+            if not envelope.stream.startswith(TABLE_PREFIX):
+                return
             table = _Table(state=TableState(table=envelope.stream.removeprefix(TABLE_PREFIX)))
             self.tables[envelope.stream] = table
             if envelope.seq != 1:
                 table.skipped = True
                 self.checked["tables not read from their start"] += 1
-        if table.skipped:
+        if table.bets_only_on_layout and envelope.type == _BET_PLACED:
+            table.placing.append(envelope)  # folded with the next event (:meth:`_place`)
             return
-        if table.bets_only_on_layout and envelope.type == BetPlaced.NAME:
-            if table.causation is not None:
-                self._unmatched(table)
-            self._bet(table, envelope)
+        if table.placing:
+            self._place(table)
+        if table.skipped:
             return
         ev = body(self, envelope)
         if ev is None:
@@ -301,24 +304,41 @@ class SettlementChecker(RuleChecker):
             )
             table.skipped = True
 
-    def _bet(self, table: _Table, envelope: Envelope) -> None:
-        """A bet placed, folded as the table's ``evolve`` folds it (the game keeps nothing
-        of it): the one event of a night that outnumbers the others, read from its data."""
-        data = envelope.data
-        state = table.state
-        try:
-            placed = PlacedBet(
-                bet_id=data["bet_id"], player=data["player"], bet=data["bet"], amount=data["amount"]
-            )
-        except (KeyError, TypeError) as e:
-            self.differs(envelope, "BetPlaced cannot be read as its type", "a valid body", repr(e))
-            table.skipped = True
+    def _place(self, table: _Table) -> None:
+        """The bets placed since the table's last other event, folded as the table's
+        ``evolve`` folds each (the game keeps nothing of them), read from their data: the
+        one event of a night that outnumbers all the others, so the table's state is
+        copied once for the run of them rather than once per bet."""
+        placing, table.placing = table.placing, []
+        if table.skipped:
             return
-        table.state = _bet_placed(state, state.version + 1, BetNode(placed, state.placed))
+        if table.causation is not None:
+            self._unmatched(table)
+        state = table.state
+        node = state.placed
+        for envelope in placing:
+            data = envelope.data
+            try:
+                placed = PlacedBet(
+                    bet_id=data["bet_id"],
+                    player=data["player"],
+                    bet=data["bet"],
+                    amount=data["amount"],
+                )
+            except (KeyError, TypeError) as e:
+                self.differs(
+                    envelope, "BetPlaced cannot be read as its type", "a valid body", repr(e)
+                )
+                table.skipped = True
+                return
+            node = BetNode(placed, node)
+        table.state = _bet_placed(state, state.version + len(placing), node)
 
     def finish(self) -> None:
         """A step's settlements that never came are named at the end of the log."""
         for table in self.tables.values():
+            if table.placing:
+                self._place(table)
             self._unmatched(table)
 
     # --- what the rules give ------------------------------------------------------------
