@@ -299,7 +299,11 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
     from services.games.black_jack_state import round_stage, turn_hand
 
     bj = Table(log, "black_jack", "dealer", table="bj-2", tie_option=1, decks=4)
-    for _ in range(rounds):
+    # the first two deals as entered: an ace up, insured, and the dealer's natural against
+    # two other hands; then against a player's natural (a push under tie option 1)
+    script = {0: ["10S", "9H", "AS", "QD", "7C"], 1: ["AH", "KC", "AD", "QH", "5D"]}
+    for r in range(rounds):
+        entered = list(script.get(r, ()))
         bj.do(OpenRound())
         for space, player in ((2, "p-1"), (4, "p-2")):
             bj.do(PlaceBet(player=player, bet={"space": space}, amount=100))
@@ -310,7 +314,7 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
             if stage in ("insurance", "peek"):
                 if stage == "insurance":
                     bj.do(Insure(hand=play.hands[0].hand, amount=play.hands[0].wager // 2))
-                natural = rnd.random() < 0.35 and stage == "insurance"
+                natural = r in script or (rnd.random() < 0.35 and stage == "insurance")
                 bj.do(Peek(natural=True, hole="KS") if natural else Peek(natural=False))
                 continue
             hand = turn_hand(play)
@@ -326,6 +330,9 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
                         break
                     except RuleError:
                         continue
+                continue
+            if entered:
+                bj.do(EnterCards(cards=(entered.pop(0),)))
                 continue
             for _ in range(50):
                 try:
