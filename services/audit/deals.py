@@ -38,9 +38,8 @@ from services.audit.checking import RuleChecker, body
 from services.bell_jars.rules import evolve
 from services.bell_jars.state import DealState
 
-CASH = "cash"
-"""The flare's kind of a prize paid in cash from the bank (4620.19(c)(8))."""
 SOLD_OUT = "sold_out"
+"""A deal that closed itself on its last ticket sold (``rules._sell``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
