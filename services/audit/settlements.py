@@ -154,6 +154,16 @@ def device_outcome(
     return canonical
 
 
+def check_phase(state: TableState, ev: RoundVoided | OutcomeRecorded) -> None:
+    """The table's own rule on when a round's outcome or its void may come: RuleError
+    ``round_not_open`` when no round is in play, ``bets_open`` for an outcome before no
+    more bets (4620.4(c)(1); ``services.tables.rules`` and ``single_outcome``)."""
+    if state.phase == "idle":
+        raise RuleError("round_not_open", f"no round of {state.table} is in play")
+    if isinstance(ev, OutcomeRecorded) and state.phase == "betting":
+        raise RuleError("bets_open", f"round {state.round}: an outcome before no more bets")
+
+
 def hand_result(tie_option: int, play: BlackJackPlay, hand: Hand) -> tuple[str, bool] | None:
     """How Black Jack settles ``hand`` now, as (result, paid at the natural's odds), or None
     when the rules settle it later: against a dealer's natural a natural ties under the
@@ -353,6 +363,8 @@ class SettlementChecker(RuleChecker):
         view = round_view(state)
         produced: list[Event] | None = None
         try:
+            if isinstance(ev, RoundVoided | OutcomeRecorded):
+                check_phase(state, ev)
             if isinstance(ev, RoundVoided):
                 produced = game.void(state.config, state.play, view)
             elif isinstance(ev, OutcomeRecorded) and isinstance(game, SingleOutcome):

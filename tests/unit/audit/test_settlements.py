@@ -256,3 +256,14 @@ def test_an_outcome_changed_in_both_its_events_is_named_at_the_settlement() -> N
     checker = run(SettlementChecker(), log)
     assert checker.discrepancies and checker.discrepancies[0].seq == log[i + 1].seq
     assert all(d.stream == log[i].stream for d in checker.discrepancies)
+
+
+def test_an_outcome_before_no_more_bets_is_named() -> None:
+    envelopes = night()
+    i = index_of(envelopes, "OutcomeRecorded", 0)
+    assert envelopes[i - 1].type == "NoMoreBets"
+    log = [e for k, e in enumerate(envelopes) if k != i - 1]  # the call never made
+    checker = run(SettlementChecker(), log)
+    first = checker.discrepancies[0]
+    assert (first.stream, first.seq) == (envelopes[i].stream, envelopes[i].seq)
+    assert "bets_open" in first.what
