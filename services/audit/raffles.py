@@ -4,8 +4,12 @@ licensee kept are what the raffle's pure rules give from its own stream (docs/AU
 
 Per raffle the checker folds the stream with ``services.raffles.rules.evolve`` and reads
 it one command at a time (the events sharing a ``causation``). No command is stored, so
-each drawing, reveal and key tried is rebuilt from the events that record it:
+each sale, drawing, reveal and key tried is rebuilt from the events that record it:
 
+- a sale (``TicketSold``): ``SellTicket`` of its count, amount, first serial and occasion
+  at its time (its price, serials never sold before, the sales window, the prize limits,
+  4620.22(b)(1), (9), (10)); an online sale's purchaser, checked against the purchaser
+  vault when it was made (4620.22(b)(7)), is personal data the log does not hold;
 - a drawing (``DrawingHeld``): ``HoldDrawing`` with the winners as drawn (by hand the
   serials and keys; by the CSPRNG the indices into the drum and the keys that give them,
   which exist only when every winner was in the drum), at the drawing's time;
@@ -37,13 +41,21 @@ from events.raffles import (
     ProceedsAllocated,
     ProfitKept,
     RaffleEnded,
+    TicketSold,
 )
 from services.aggregates import RAFFLE_PREFIX, RuleError
 from services.audit.base import JSONValue
 from services.audit.checking import RuleChecker, body, module_events, type_names
 from services.raffles import queen_of_hearts, standard, treasure_chest
 from services.raffles.rules import decide, evolve
-from services.raffles.state import HoldDrawing, RaffleCommand, RaffleState, RevealCard, TryKey
+from services.raffles.state import (
+    HoldDrawing,
+    RaffleCommand,
+    RaffleState,
+    RevealCard,
+    SellTicket,
+    TryKey,
+)
 
 RAFFLE_TYPES = type_names(module_events(events.raffles))
 """Every event type of a raffle's stream: the checker folds them all."""
@@ -58,9 +70,13 @@ RECOMPUTED = frozenset(
         RaffleEnded,
         CardRevealed,
         KeyTried,
+        TicketSold,
     )
 )
-"""The events of a drawing, a reveal or a key whose every field the rules give."""
+"""The events of a sale, a drawing, a reveal or a key whose every field the rules give."""
+ONLINE_FIELDS = ("channel", "purchaser", "location_state", "location_sealed")
+"""What an online sale records of its purchaser, checked when it was decided against the
+purchaser vault (4620.22(b)(7)): personal data the log does not hold, so not recomputed."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -117,9 +133,16 @@ def rebuilt_drawing(state: RaffleState, held: DrawingHeld) -> HoldDrawing | str:
 def rebuilt_command(
     state: RaffleState, recorded: Sequence[tuple[Envelope, Event]]
 ) -> RaffleCommand | str | None:
-    """The command a drawing, a reveal or a key tried was recorded by (None: a command
-    whose figures are not recomputed here, such as a sale)."""
+    """The command a sale, a drawing, a reveal or a key tried was recorded by (None: a
+    command whose figures are not recomputed here, such as closing the drum). A sale is
+    rebuilt as sold at the door: an online sale's purchaser fields are copied from it."""
     for env, ev in recorded:
+        if isinstance(ev, TicketSold):
+            serial = ev.serials[0] if ev.serials else None
+            return SellTicket(
+                count=len(ev.serials), amount=ev.amount, now_ms=ev.at, serial=serial,
+                occasion=ev.occasion,
+            )  # fmt: skip
         if isinstance(ev, DrawingHeld):
             return rebuilt_drawing(state, ev)
         if isinstance(ev, CardRevealed):
@@ -198,9 +221,18 @@ class DrawingChecker(RuleChecker):
         if isinstance(command, str):
             self.differs(first, f"{first.type}: the rules draw no such winner", None, command)
             return
-        self.checked["drawings" if isinstance(command, HoldDrawing) else "reveals"] += 1
+        kind = {HoldDrawing: "drawings", SellTicket: "sales"}.get(type(command), "reveals")
+        self.checked[kind] += 1
         try:
             expected = [e for e in decide(state, command) if e.NAME in RECOMPUTED]
+            if isinstance(command, SellTicket):
+                sold = next(ev for _env, ev in recorded if isinstance(ev, TicketSold))
+                expected = [
+                    dataclasses.replace(e, **{f: getattr(sold, f) for f in ONLINE_FIELDS})
+                    if isinstance(e, TicketSold)
+                    else e
+                    for e in expected
+                ]
         except RuleError as e:
             self.differs(first, f"{first.type}: the rules refuse it ({e.code})", None, e.message)
             return

@@ -94,3 +94,19 @@ def test_a_prize_the_rules_do_not_give_is_named() -> None:
     dropped = [e for k, e in enumerate(envelopes) if k != i]
     checker = run(DrawingChecker(), dropped)
     assert any("does not record it" in d.what for d in checker.discrepancies)
+
+
+def test_every_sale_is_recomputed_and_a_sale_off_the_price_is_named() -> None:
+    envelopes = night()
+    checker = run(DrawingChecker(), envelopes)
+    assert checker.checked["sales"] == sum(1 for e in envelopes if e.type == "TicketSold")
+    i = index_of(envelopes, "TicketSold", 0)
+    off_price = tampered(envelopes, i, lambda data: data.__setitem__("amount", 1))
+    first = run(DrawingChecker(), off_price).discrepancies[0]
+    assert (first.stream, first.seq) == (envelopes[i].stream, envelopes[i].seq)
+    assert "wrong_price" in first.what
+    j = index_of(envelopes, "TicketSold", 1)
+    resold = tampered(envelopes, j, lambda data: data.__setitem__("serials", [1]))
+    # a serial sold twice: the raffle's own fold refuses it, and it is named there
+    first = run(DrawingChecker(), resold).discrepancies[0]
+    assert (first.stream, first.seq) == (envelopes[j].stream, envelopes[j].seq)
