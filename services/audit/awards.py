@@ -74,7 +74,7 @@ class AwardChecker(RuleChecker):
         super().__init__()
         self.wheels: dict[str, _Wheel] = {}
 
-    def observe(self, envelope: Envelope) -> None:
+    def read(self, envelope: Envelope) -> None:
         """Fold a merchandise wheel's event; match its awards against the shelf's."""
         if not envelope.stream.startswith(TABLE_PREFIX):
             return
@@ -106,6 +106,10 @@ class AwardChecker(RuleChecker):
                 envelope, f"{envelope.type}: the wheel's rules cannot fold it", None, repr(e)
             )
             del self.wheels[envelope.stream]
+
+    def abandon(self, stream: str) -> None:
+        """A wheel whose event cannot be read is checked no further."""
+        self.wheels.pop(stream, None)
 
     def finish(self) -> None:
         """Awards the rules give that the log never recorded."""

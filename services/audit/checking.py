@@ -61,6 +61,26 @@ class RuleChecker:
             )
         )
 
+    def observe(self, envelope: Envelope) -> None:
+        """Check one event (:meth:`read`). Tampered data may hold what no rule expects (a
+        face that is not a number, a card that is not a string): whatever it raises is
+        named as a discrepancy of that event, and its stream is checked no further
+        (:meth:`abandon`), so one forged event never stops the audit."""
+        try:
+            self.read(envelope)
+        except Exception as e:  # any fault of a tampered event: named, not fatal
+            self.differs(
+                envelope, f"{envelope.type}: the rules cannot read it", "data of its type", repr(e)
+            )
+            self.abandon(envelope.stream)
+
+    def read(self, envelope: Envelope) -> None:
+        """Check and fold one event of one of :attr:`types`, in log order."""
+        raise NotImplementedError
+
+    def abandon(self, stream: str) -> None:
+        """Check ``stream`` no further (after an event of it that cannot be read)."""
+
     def finish(self) -> None:
         """Nothing is left to check at the end of the log (a checker that keeps pending
         expectations overrides this)."""

@@ -63,9 +63,18 @@ class CommitmentChecker(RuleChecker):
         super().__init__()
         self.shoes: dict[str, _Shoe] = {}
         self.boards: dict[str, tuple[str, ...]] = {}
+        self.skipped: set[str] = set()
 
-    def observe(self, envelope: Envelope) -> None:
+    def abandon(self, stream: str) -> None:
+        """A table or raffle whose event cannot be read is checked no further."""
+        self.skipped.add(stream)
+        self.shoes.pop(stream, None)
+        self.boards.pop(stream, None)
+
+    def read(self, envelope: Envelope) -> None:
         """Record a commitment; check a reveal against it."""
+        if envelope.stream in self.skipped:
+            return
         ev = body(self, envelope)
         if ev is None:
             return

@@ -78,7 +78,7 @@ class DealChecker(RuleChecker):
         self.skipped: set[str] = set()
         self.banks: dict[str, Bank] = {}
 
-    def observe(self, envelope: Envelope) -> None:
+    def read(self, envelope: Envelope) -> None:
         """Check one event of a deal's stream against the state before it; fold it."""
         if not envelope.stream.startswith(DEAL_PREFIX) or envelope.stream in self.skipped:
             return
@@ -151,6 +151,10 @@ class DealChecker(RuleChecker):
             self.differs(envelope, "DealClosed sold_out: tickets left unsold", 0, left)
         if ev.unsold != left:
             self.differs(envelope, "DealClosed: unsold", left, ev.unsold)
+
+    def abandon(self, stream: str) -> None:
+        """A deal whose event cannot be read is checked no further."""
+        self.skipped.add(stream)
 
     def finish(self) -> None:
         """Each receptacle's bank: its sales less every cash prize of its deals."""

@@ -170,7 +170,7 @@ class DrawingChecker(RuleChecker):
         super().__init__()
         self.raffles: dict[str, _Raffle] = {}
 
-    def observe(self, envelope: Envelope) -> None:
+    def read(self, envelope: Envelope) -> None:
         """Fold one event of a raffle's stream; at a command's end, recompute it."""
         if not envelope.stream.startswith(RAFFLE_PREFIX):
             return
@@ -188,7 +188,9 @@ class DrawingChecker(RuleChecker):
             raffle.skipped = True
             return
         if envelope.causation != raffle.causation:
-            self._recompute(raffle)
+            self._command_read(envelope.stream, raffle)
+            if raffle.skipped:
+                return
             raffle.before = raffle.state
             raffle.causation = envelope.causation
         raffle.command.append((envelope, ev))
@@ -200,11 +202,30 @@ class DrawingChecker(RuleChecker):
             )
             raffle.skipped = True
 
+    def abandon(self, stream: str) -> None:
+        """A raffle whose event cannot be read is checked no further."""
+        raffle = self.raffles.get(stream)
+        if raffle is not None:
+            raffle.skipped = True
+            raffle.command = []
+
     def finish(self) -> None:
         """The last command of each raffle."""
-        for raffle in self.raffles.values():
+        for stream, raffle in self.raffles.items():
             if not raffle.skipped:
-                self._recompute(raffle)
+                self._command_read(stream, raffle)
+
+    def _command_read(self, stream: str, raffle: _Raffle) -> None:
+        """:meth:`_recompute` the command just read; whatever a tampered command raises is
+        named at its last event."""
+        if not raffle.command:
+            return
+        last = raffle.command[-1][0]
+        try:
+            self._recompute(raffle)
+        except Exception as e:  # a tampered command no rule expects: named, not fatal
+            self.differs(last, f"{last.type}: the rules cannot read it", None, repr(e))
+            self.abandon(stream)
 
     def _recompute(self, raffle: _Raffle) -> None:
         recorded, raffle.command = raffle.command, []

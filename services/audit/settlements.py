@@ -274,7 +274,7 @@ class SettlementChecker(RuleChecker):
         super().__init__()
         self.tables: dict[str, _Table] = {}
 
-    def observe(self, envelope: Envelope) -> None:
+    def read(self, envelope: Envelope) -> None:
         """Fold one event of a table's stream; check it if it settles."""
         table = self.tables.get(envelope.stream)
         if table is None:
@@ -343,6 +343,14 @@ class SettlementChecker(RuleChecker):
                 return
             node = BetNode(placed, node)
         table.state = _bet_placed(state, state.version + len(placing), node)
+
+    def abandon(self, stream: str) -> None:
+        """A table whose event cannot be read is checked no further."""
+        table = self.tables.get(stream)
+        if table is not None:
+            table.skipped = True
+            table.placing = []
+            table.expected.clear()
 
     def finish(self) -> None:
         """A step's settlements that never came are named at the end of the log."""

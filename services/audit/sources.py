@@ -75,7 +75,7 @@ class SourceChecker(RuleChecker):
         super().__init__()
         self.tables: dict[str, _Opened] = {}
 
-    def observe(self, envelope: Envelope) -> None:
+    def read(self, envelope: Envelope) -> None:
         """Learn a table's game and mode; check each outcome's and roll's source."""
         if not envelope.stream.startswith(TABLE_PREFIX):
             return
@@ -108,3 +108,7 @@ class SourceChecker(RuleChecker):
                     list(throwers),
                     ev.thrown_by,
                 )
+
+    def abandon(self, stream: str) -> None:
+        """A table whose event cannot be read is checked no further."""
+        self.tables.pop(stream, None)
