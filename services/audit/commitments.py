@@ -22,10 +22,15 @@ from dataclasses import dataclass, field
 from events.black_jack import CardDealt, HoleCardRevealed, ShoeRevealed, ShoeShuffled
 from events.envelope import Envelope
 from events.raffles import CardRevealed, RaffleOpened
+from events.tables import TableOpened
 from services.aggregates import RAFFLE_PREFIX, TABLE_PREFIX
 from services.audit.checking import RuleChecker, body
 from services.games import black_jack_shoe as shoe
+from services.games.black_jack import BLACK_JACK
 from services.raffles import queen_of_hearts as qoh
+
+RNG_MODE = "rng"
+"""The mode in which the server deals from a committed shoe (docs/RULES.md)."""
 
 
 @dataclass(slots=True)
@@ -50,6 +55,7 @@ class CommitmentChecker(RuleChecker):
     name: str = "commitments"
     types: frozenset[str] | None = frozenset(
         {
+            TableOpened.NAME,
             ShoeShuffled.NAME,
             CardDealt.NAME,
             HoleCardRevealed.NAME,
@@ -80,17 +86,22 @@ class CommitmentChecker(RuleChecker):
             return
         stream = envelope.stream
         if stream.startswith(TABLE_PREFIX):
-            table = self.shoes.setdefault(stream, _Shoe())
+            if isinstance(ev, TableOpened):
+                if ev.game == BLACK_JACK.name and ev.outcome_mode == RNG_MODE:
+                    self.shoes[stream] = _Shoe()
+                return
+            table = self.shoes.get(stream)
+            if table is None:
+                return  # dealer mode (the dealer enters every card), or not read from its start
             match ev:
-                case ShoeShuffled() if ev.commitments:
+                case ShoeShuffled():
                     table.shuffles[ev.shuffle] = _Shuffle(tuple(ev.commitments))
                     self.checked["shuffles committed"] += 1
-                case CardDealt() if ev.position is not None:
-                    if ev.face_up:
-                        self._card(envelope, table, ev.shuffle, ev.position, ev.card, ev.salt)
-                    else:
-                        table.hole = (ev.shuffle, ev.position)
-                case HoleCardRevealed() if ev.salt is not None or table.hole is not None:
+                case CardDealt() if not ev.face_up:
+                    table.hole = (ev.shuffle, -1 if ev.position is None else ev.position)
+                case CardDealt():
+                    self._card(envelope, table, ev.shuffle, ev.position, ev.card, ev.salt)
+                case HoleCardRevealed():
                     if table.hole is None:
                         self.differs(envelope, "hole card revealed: none was dealt", None, ev.card)
                     else:
@@ -111,15 +122,16 @@ class CommitmentChecker(RuleChecker):
         envelope: Envelope,
         table: _Shoe,
         shuffle: int,
-        position: int,
+        position: int | None,
         card: str | None,
         salt: str | None,
     ) -> None:
-        """A card turned up at ``position`` of ``shuffle`` opens its commitment."""
+        """A card turned up at ``position`` of ``shuffle`` opens its commitment (at an RNG
+        table every card comes from a committed position, with its salt)."""
         self.checked["cards"] += 1
         committed = table.shuffles.get(shuffle)
         what = f"{envelope.type}: card {position} of shuffle {shuffle}"
-        if committed is None or not 0 <= position < len(committed.commitments):
+        if position is None or committed is None or not 0 <= position < len(committed.commitments):
             self.differs(envelope, f"{what}: no commitment", "a committed position", position)
             return
         if card is None or salt is None:

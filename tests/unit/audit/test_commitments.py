@@ -49,6 +49,8 @@ def _swapped(data: dict[str, Any]) -> None:
     [
         ("CardDealt", {"face_up": True}, _other_card),
         ("CardDealt", {"face_up": True}, lambda d: d.__setitem__("salt", "0" * 32)),
+        ("CardDealt", {"face_up": True}, lambda d: d.update(position=None, salt=None)),
+        ("HoleCardRevealed", {}, lambda d: d.__setitem__("salt", None)),
         ("HoleCardRevealed", {}, _other_card),
         ("ShoeRevealed", {}, _other_seed),
         ("ShoeRevealed", {}, _swapped),
