@@ -206,6 +206,12 @@ def every_game_night(seed: int = 11) -> Log:
         bets = game.every_bet()
         for _ in range(3):
             dice.round([(f"p-{j}", rnd.choice(bets), 100) for j in range(1)])
+    hand_thrown = Table(log, CHUCK_A_LUCK.name, "dealer", table="chuck-2", seed=seed)
+    for faces, thrower in (([1, 2, 3], "cage"), ([4, 4, 6], "dealer")):
+        hand_thrown.round(
+            [("p-1", rnd.choice(CHUCK_A_LUCK.every_bet()), 100)],
+            {"dice": faces, "thrown_by": thrower},
+        )
     joker = Table(log, "joker_seven", "rng", table="joker-7", seed=seed)
     for _ in range(3):
         joker.round([("p-1", {"square": "no_pairs"}, 100), ("p-2", {"square": "prial"}, 100)])
