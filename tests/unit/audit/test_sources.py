@@ -35,6 +35,7 @@ def test_the_sources_each_mode_and_game_allow() -> None:
     [
         ("OutcomeRecorded", {"source": "rng"}, "source", "dealer"),
         ("OutcomeRecorded", {"source": "dealer"}, "source", "rng"),
+        ("OutcomeRecorded", {"source": "cage"}, "source", "player"),
         ("DiceRolled", {"thrown_by": "rng"}, "thrown_by", "cage"),
         ("DiceRolled", {"thrown_by": "player"}, "thrown_by", "dealer"),
     ],
