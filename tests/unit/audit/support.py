@@ -363,6 +363,7 @@ def raffle_night() -> Log:
     from services.raffles.rules import draw_sizes
     from services.raffles.state import HoldDrawing, RevealCard, TryKey
     from tests.unit.raffles import support as raffles
+    from tests.unit.raffles import test_rules as online_rules
 
     log = Log()
 
@@ -381,8 +382,9 @@ def raffle_night() -> Log:
     now = raffles.NOW
     standard = Driven("raffle:standard", "standard", raffles.standard_config())
     standard.method("rng")
-    for _ in range(6):
+    for _ in range(5):
         standard.sell(1)
+    standard.sell(1, online=online_rules.online())  # its purchaser: personal data, unchecked
     while draw_sizes(standard.state):
         standard.draw(*(1 for _ in draw_sizes(standard.state)), now=now + 31 * raffles.DAY)
     fifty = Driven("raffle:fifty", "fifty_fifty", raffles.fifty_fifty_config())
