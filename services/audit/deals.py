@@ -13,7 +13,9 @@ on the state before each event:
   and kind, while the line still holds a prize, of a ticket not redeemed before (it was
   defaced, 4620.19(c)(9), (c)(11));
 - a closing (``DealClosed``): ``sold_out`` only when every ticket of the receptacle is
-  sold; the unsold count recorded is what the ledger leaves (4620.19(c)(18)).
+  sold, ``removed`` only once 75 % of the receptacle's prizes were awarded by count and by
+  value (``rules.removal_progress``); the unsold count recorded is what the ledger leaves
+  (4620.19(c)(18)).
 
 At the end of the log each receptacle's bank (a deal alone, or the lead of a combination,
 4620.19(c)(15), (20)) is recomputed: sales in, less the cash prizes paid for every deal of
@@ -35,11 +37,15 @@ from events.bell_jars import (
 from events.envelope import Envelope
 from services.aggregates import DEAL_PREFIX
 from services.audit.checking import RuleChecker, body
-from services.bell_jars.rules import evolve
+from services.bell_jars.limits import REMOVAL_PERCENT
+from services.bell_jars.rules import evolve, removal_progress
 from services.bell_jars.state import DealState
 
 SOLD_OUT = "sold_out"
 """A deal that closed itself on its last ticket sold (``rules._sell``)."""
+REMOVED = "removed"
+"""A deal the member in charge took out of play: only once ``REMOVAL_PERCENT`` of its
+receptacle's prizes were awarded by count and by value, 4620.19(c)(18)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +153,17 @@ class DealChecker(RuleChecker):
         if state.lead is not None:
             return  # a member of a combination: its lead's ledger holds the receptacle
         left = state.receptacle_tickets - state.sold
+        if ev.reason == REMOVED:
+            members = [self.deals[d] for d in state.deals[1:] if d in self.deals]
+            progress = removal_progress([state, *members])
+            if not progress["met"]:
+                self.differs(
+                    envelope,
+                    f"DealClosed removed: {REMOVAL_PERCENT} % of the prizes awarded by count "
+                    "and by value",
+                    [progress["total_count"], progress["total_value"]],
+                    [progress["awarded_count"], progress["awarded_value"]],
+                )
         if ev.reason == SOLD_OUT and left != 0:
             self.differs(envelope, "DealClosed sold_out: tickets left unsold", 0, left)
         if ev.unsold != left:

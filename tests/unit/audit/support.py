@@ -437,6 +437,7 @@ def deal_night() -> Log:
         PutDealInPlay,
         RecordSale,
         RedeemTicket,
+        RemoveDeal,
     )
     from tests.unit.bell_jars import support as jars
 
@@ -487,4 +488,10 @@ def deal_night() -> Log:
     redemption("d-2", 0, "t-9")
     redemption("d-3", 1, "t-3", lead="d-2")
     redemption("d-3", 2, "t-4", lead="d-2")
+    do("d-4", jars.registration("d-4", "S-d-4"))
+    do("d-4", PutDealInPlay(container="vending_machine", column="A", now_ms=jars.NOW))
+    sale("d-4", 10)
+    for line, ticket in ((0, "t-40"), (1, "t-41"), (1, "t-42")):  # 75 % by count, 90 % by value
+        redemption("d-4", line, ticket)
+    do("d-4", RemoveDeal(now_ms=jars.NOW))
     return log

@@ -53,6 +53,15 @@ CASES = [
     ("a line off the flare", "TicketRedeemed", {}, 1, _set("prize", 9), "a line of the flare"),
     ("a ticket redeemed twice", "TicketRedeemed", {}, 1, _set("ticket", "t-1"), "redeemed before"),
     ("a closing's unsold", "DealClosed", {}, 0, _set("unsold", 3), "unsold"),
+    ("a removal's unsold", "DealClosed", {"reason": "removed"}, 0, _set("unsold", 0), "unsold"),
+    (
+        "a removal before 75 % of the prizes, 4620.19(c)(18)",
+        "DealClosed",
+        {"reason": "sold_out"},
+        0,
+        _set("reason", "removed"),
+        "75 %",
+    ),
 ]
 
 
