@@ -295,6 +295,7 @@ def every_game_night(seed: int = 11) -> Log:
 
 
 DECK = tuple(f"{rank}{suit}" for rank in (*"A23456789", "10", *"JQK") for suit in "SHDC")
+TEN_COUNTS = tuple(card for card in DECK if card[:-1] in ("10", "J", "Q", "K"))
 
 
 def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
@@ -320,8 +321,16 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
             if stage in ("insurance", "peek"):
                 if stage == "insurance":
                     bj.do(Insure(hand=play.hands[0].hand, amount=play.hands[0].wager // 2))
-                natural = r in script or (rnd.random() < 0.35 and stage == "insurance")
-                bj.do(Peek(natural=True, hole="KS") if natural else Peek(natural=False))
+                natural = stage == "insurance" and (r in script or rnd.random() < 0.35)
+                if natural:  # an ace up: a 10-count the shoe still holds is the hole card
+                    for hole in TEN_COUNTS:
+                        try:
+                            bj.do(Peek(natural=True, hole=hole))
+                            break
+                        except RuleError:
+                            continue
+                else:
+                    bj.do(Peek(natural=False))
                 continue
             hand = turn_hand(play)
             if (
