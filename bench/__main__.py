@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
 Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, bell_jars,
-fanout, fairness, soak, black_jack, scaling, dashboard.
+fanout, fairness, soak, black_jack, scaling, dashboard, export.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -25,6 +25,7 @@ from bench import (
     dashboard,
     dice,
     e2e,
+    export,
     fanout,
     hostile,
     rebuild,
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "black_jack": black_jack.run,
     "scaling": scaling.run,
     "dashboard": dashboard.run,
+    "export": export.run,
 }
 
 

@@ -65,90 +65,125 @@ MAX_LISTED = 200
 
 # msgpack, as msgpack-python's Packer(use_bin_type=True) writes it.
 
+_CACHE_LIMIT = 1 << 16
+"""Short strings and integers seen most (field names, player ids, amounts) are encoded
+once: at most this many of each are kept."""
+_strings: dict[str, bytes] = {}
+_ints: dict[int, bytes] = {}
+
+
+def _length(n: int, fix: int | None, fix_limit: int, c8: int | None, c16: int, c32: int) -> bytes:
+    """The header of a str, bin, array or map of ``n`` items or bytes."""
+    if fix is not None and n < fix_limit:
+        return bytes((fix | n,))
+    if c8 is not None and n <= 0xFF:
+        return bytes((c8, n))
+    if n <= 0xFFFF:
+        return bytes((c16,)) + struct.pack(">H", n)
+    return bytes((c32,)) + struct.pack(">I", n)
+
+
+def _str(value: str) -> bytes:
+    packed = _strings.get(value)
+    if packed is None:
+        data = value.encode("utf-8")
+        packed = _length(len(data), 0xA0, 32, 0xD9, 0xDA, 0xDB) + data
+        if len(data) <= 64 and len(_strings) < _CACHE_LIMIT:
+            _strings[value] = packed
+    return packed
+
+
+def _int(n: int) -> bytes:
+    """The shortest form of an integer, unsigned for a non-negative one."""
+    packed = _ints.get(n)
+    if packed is not None:
+        return packed
+    if 0 <= n < 0x80:
+        packed = bytes((n,))
+    elif -32 <= n < 0:
+        packed = bytes((n & 0xFF,))
+    elif n >= 0:
+        for code, fmt, top in ((0xCC, ">B", 0xFF), (0xCD, ">H", 0xFFFF), (0xCE, ">I", 2**32 - 1)):
+            if n <= top:
+                packed = bytes((code,)) + struct.pack(fmt, n)
+                break
+        else:
+            if n > 2**64 - 1:
+                raise OverflowError("integer above 2^64 - 1")
+            packed = b"\xcf" + struct.pack(">Q", n)
+    else:
+        for code, fmt, low in ((0xD0, ">b", -0x80), (0xD1, ">h", -0x8000), (0xD2, ">i", -(2**31))):
+            if n >= low:
+                packed = bytes((code,)) + struct.pack(fmt, n)
+                break
+        else:
+            if n < -(2**63):
+                raise OverflowError("integer below -2^63")
+            packed = b"\xd3" + struct.pack(">q", n)
+    if len(_ints) < _CACHE_LIMIT:
+        _ints[n] = packed
+    return packed
+
 
 def pack(value: Any, out: bytearray) -> None:
-    """Append the msgpack encoding of ``value`` to ``out``: the shortest form of each
-    integer (unsigned for a non-negative one), str with the str8 form, float64, bin."""
-    if value is None:
+    """Append the msgpack encoding of ``value`` to ``out``, every map's keys in sorted
+    order (the canonical form the server hashes): the shortest form of each integer
+    (unsigned for a non-negative one), str with the str8 form, float64, bin for bytes."""
+    kind = type(value)
+    if kind is str:
+        out += _str(value)
+    elif kind is int:
+        out += _int(value)
+    elif kind is dict:
+        out += _length(len(value), 0x80, 16, None, 0xDE, 0xDF)
+        # The leaves (strings and integers, nearly all of them) inline: a call per leaf
+        # was most of the verifier's time.
+        strings, ints = _strings, _ints
+        for k in sorted(value):
+            out += (strings.get(k) or _str(k)) if type(k) is str else _packed(k)
+            item = value[k]
+            t = type(item)
+            if t is str:
+                out += strings.get(item) or _str(item)
+            elif t is int:
+                out += ints.get(item) or _int(item)
+            else:
+                pack(item, out)
+    elif kind is list or kind is tuple:
+        out += _length(len(value), 0x90, 16, None, 0xDC, 0xDD)
+        strings, ints = _strings, _ints
+        for item in value:
+            t = type(item)
+            if t is str:
+                out += strings.get(item) or _str(item)
+            elif t is int:
+                out += ints.get(item) or _int(item)
+            else:
+                pack(item, out)
+    elif value is None:
         out.append(0xC0)
     elif value is True:
         out.append(0xC3)
     elif value is False:
         out.append(0xC2)
-    elif isinstance(value, int):
-        _pack_int(value, out)
-    elif isinstance(value, str):
-        data = value.encode("utf-8")
-        _pack_length(len(data), out, 0xA0, 32, 0xD9, 0xDA, 0xDB)
-        out += data
-    elif isinstance(value, float):
+    elif kind is float:
         out.append(0xCB)
         out += struct.pack(">d", value)
-    elif isinstance(value, (list, tuple)):
-        _pack_length(len(value), out, 0x90, 16, None, 0xDC, 0xDD)
-        for item in value:
-            pack(item, out)
-    elif isinstance(value, dict):
-        _pack_length(len(value), out, 0x80, 16, None, 0xDE, 0xDF)
-        for k, v in value.items():
-            pack(k, out)
-            pack(v, out)
-    elif isinstance(value, (bytes, bytearray)):
-        _pack_length(len(value), out, None, 0, 0xC4, 0xC5, 0xC6)
-        out += value
+    elif kind is bytes:
+        out += _length(len(value), None, 0, 0xC4, 0xC5, 0xC6) + value
     else:
-        raise TypeError(f"cannot encode {type(value).__name__}")
+        raise TypeError(f"cannot encode {kind.__name__}")
 
 
-def _pack_int(n: int, out: bytearray) -> None:
-    if 0 <= n < 0x80:
-        out.append(n)
-    elif -32 <= n < 0:
-        out.append(n & 0xFF)
-    elif n >= 0:
-        for code, fmt, top in ((0xCC, ">B", 0xFF), (0xCD, ">H", 0xFFFF), (0xCE, ">I", 0xFFFFFFFF)):
-            if n <= top:
-                out.append(code)
-                out += struct.pack(fmt, n)
-                return
-        if n > 0xFFFFFFFFFFFFFFFF:
-            raise OverflowError("integer above 2^64 - 1")
-        out.append(0xCF)
-        out += struct.pack(">Q", n)
-    else:
-        for code, fmt, low in (
-            (0xD0, ">b", -0x80),
-            (0xD1, ">h", -0x8000),
-            (0xD2, ">i", -0x80000000),
-        ):
-            if n >= low:
-                out.append(code)
-                out += struct.pack(fmt, n)
-                return
-        if n < -0x8000000000000000:
-            raise OverflowError("integer below -2^63")
-        out.append(0xD3)
-        out += struct.pack(">q", n)
-
-
-def _pack_length(
-    n: int, out: bytearray, fix: int | None, fix_limit: int, c8: int | None, c16: int, c32: int
-) -> None:
-    if fix is not None and n < fix_limit:
-        out.append(fix | n)
-    elif c8 is not None and n <= 0xFF:
-        out.append(c8)
-        out.append(n)
-    elif n <= 0xFFFF:
-        out.append(c16)
-        out += struct.pack(">H", n)
-    else:
-        out.append(c32)
-        out += struct.pack(">I", n)
+def _packed(value: Any) -> bytes:
+    out = bytearray()
+    pack(value, out)
+    return bytes(out)
 
 
 def canonical(value: Any) -> Any:
-    """Every map's keys sorted, as the server sorts them before hashing."""
+    """Every map's keys sorted, as the server sorts them before hashing (:func:`pack`
+    writes maps in this order itself)."""
     if isinstance(value, dict):
         return {k: canonical(value[k]) for k in sorted(value)}
     if isinstance(value, (list, tuple)):
@@ -156,10 +191,16 @@ def canonical(value: Any) -> Any:
     return value
 
 
+_HASHED_HEADER = bytes((0x90 | (len(ENVELOPE_FIELDS) + 1),))
+
+
 def event_hash(event: dict[str, Any]) -> str:
-    """The hash the event must carry, recomputed from its other fields."""
-    out = bytearray()
-    pack([*(event[f] for f in ENVELOPE_FIELDS), canonical(event["data"])], out)
+    """The hash the event must carry, recomputed from its other fields: SHA-256 of the
+    msgpack array of the ten metadata fields and the data."""
+    out = bytearray(_HASHED_HEADER)
+    for name in ENVELOPE_FIELDS:
+        pack(event[name], out)
+    pack(event["data"], out)
     return hashlib.sha256(out).hexdigest()
 
 
