@@ -33,7 +33,7 @@ import json
 import re
 import struct
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -324,8 +324,14 @@ class Totals:
 class Verifier:
     """One pass over an export's lines (:meth:`line`), then :meth:`finish`."""
 
-    def __init__(self, public_key: Ed25519PublicKey | None = None) -> None:
+    def __init__(
+        self,
+        public_key: Ed25519PublicKey | None = None,
+        kept: Sequence[tuple[str, Any]] = (),
+    ) -> None:
         self.expected_key = public_key
+        self.kept = list(kept)
+        """The auditor's own checkpoint files (name, parsed JSON), checked beside the file's."""
         self.problems: list[str] = []
         self.digest = hashlib.sha256()
         self.lines = 0
@@ -407,6 +413,8 @@ class Verifier:
             self.problem(f"line {number}: a second public key")
             return
         self.key = key
+        for name, kept in self.kept:
+            self._checkpoint(kept, f"your {name}")
         if doc.get("fingerprint") != fingerprint(key):
             self.problem(f"line {number}: the key's fingerprint is not {doc.get('fingerprint')}")
         if self.expected_key is not None and fingerprint(self.expected_key) != fingerprint(key):
@@ -415,7 +423,7 @@ class Verifier:
                 f"({fingerprint(self.expected_key)}): every signature of the file is suspect"
             )
 
-    def _checkpoint(self, doc: Any, number: int) -> None:
+    def _checkpoint(self, doc: Any, number: int | str) -> None:
         try:
             body = doc["body"]
             counter = body["counter"]
@@ -425,9 +433,9 @@ class Verifier:
             }
             log_id = str(body["log"])
         except (KeyError, TypeError, ValueError, AttributeError):
-            self.problem(f"line {number}: not a signed checkpoint")
+            self.problem(f"{_place(number)}: not a signed checkpoint")
             return
-        title = f"checkpoint #{counter} (line {number})"
+        title = f"checkpoint #{counter} ({_place(number)})"
         if self.key is None:
             self.problem(f"{title}: no public key before it to check it with")
             return
@@ -616,9 +624,18 @@ class Verifier:
         return out
 
 
-def verify(lines: Iterable[bytes], public_key: Ed25519PublicKey | None = None) -> Verifier:
-    """Check an export's lines; the verifier holds the problems and the totals."""
-    verifier = Verifier(public_key)
+def _place(number: int | str) -> str:
+    return f"line {number}" if isinstance(number, int) else number
+
+
+def verify(
+    lines: Iterable[bytes],
+    public_key: Ed25519PublicKey | None = None,
+    kept: Sequence[tuple[str, Any]] = (),
+) -> Verifier:
+    """Check an export's lines (and ``kept``, the auditor's own checkpoints, against its
+    chains); the verifier holds the problems and the totals."""
+    verifier = Verifier(public_key, kept)
     for raw in lines:
         verifier.line(raw)
     verifier.finish()
@@ -684,6 +701,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the organization's public key (PEM) to check the file's key against",
     )
+    parser.add_argument(
+        "--checkpoint",
+        action="append",
+        default=[],
+        help="a checkpoint file you kept (`casino-night checkpoint`), checked against the chains"
+        " too (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print the problems and totals as JSON")
     args = parser.parse_args(argv)
     try:
@@ -696,7 +720,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{args.public_key} holds no PEM key")
             expected = load_key(block.group(0))
         with open(args.file, "rb") as f:
-            verifier = verify(f, expected)
+            kept = []
+            for name in args.checkpoint:
+                with open(name) as c:
+                    kept.append((name, json.loads(c.read())))
+            verifier = verify(f, expected, kept)
     except (OSError, ValueError) as e:
         print(f"verify_export.py: {e}", file=sys.stderr)
         return 2

@@ -24,7 +24,7 @@ from events.envelope import expected_hash
 from services.export import read_export
 from services.store import anchor
 from tests.e2e.serve import ServeProcess
-from tests.e2e.test_tamper import NIGHT, stopped_night
+from tests.e2e.test_tamper import NIGHT, ORG, stopped_night
 
 __all__ = ["stopped_night"]  # test_tamper's fixture: the stopped night's data directory
 
@@ -132,8 +132,10 @@ def test_the_servers_export_verifies_alone_and_its_totals_are_the_nights(
     key_out = tmp_path / "anchor.pub"
     public = anchor.load_signing_key(night_copy.data_dir / anchor.KEY_FILE).public_key()
     key_out.write_text(anchor.public_pem(public) + f"fingerprint: {anchor.fingerprint(public)}\n")
-    done = verifier(export, "--public-key", str(key_out), cwd=tmp_path)
+    kept = anchor.checkpoint_dir(night_copy.data_dir, ORG) / anchor.LATEST_FILE
+    done = verifier(export, "--public-key", str(key_out), "--checkpoint", str(kept), cwd=tmp_path)
     assert done.returncode == 0, done.stdout
+    assert "11 events of 3 streams, 3 signed checkpoints" in done.stdout
     assert "ok: every chain, checkpoint and count holds" in done.stdout
     assert "table:roulette-1: wagered 1.00, paid 0.00, house result 1.00, rounds 1" in done.stdout
     # read_export gives the audit the same events, in log order, and the checkpoints.
@@ -222,6 +224,10 @@ def test_every_tampering_is_named(export: Path, tmp_path: Path) -> None:
         )
     )
     assert any("its signature does not verify: it was forged or edited" in x for x in lines), lines
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps(head["checkpoint"]))
+    lines = broken(verifier(export, "--checkpoint", str(kept), cwd=tmp_path))
+    assert any(f"(your {kept}): its signature does not verify" in x for x in lines), lines
 
     # A consistent rewrite of the last chip sale: its hash recomputed, the trailer's digest too.
     rewrite = json.loads(json.dumps(docs))
