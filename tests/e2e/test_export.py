@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from events.envelope import expected_hash
 from services.export import read_export
 from services.store import anchor
+from services.store.embedded import EmbeddedRedis
 from tests.e2e.serve import ServeProcess
 from tests.e2e.test_tamper import NIGHT, ORG, stopped_night
 
@@ -62,11 +63,18 @@ def verifier(path: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[s
 def night_copy(
     stopped_night: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServeProcess]:
-    """A copy of the stopped night for the export and recall commands."""
+    """A copy of the stopped night for the export and recall commands, its embedded Redis
+    running (the commands attach to it, as to a live server's, instead of each starting
+    it)."""
     server = ServeProcess(tmp_path_factory.mktemp("export-night"), NIGHT)
     shutil.copytree(stopped_night, server.data_dir)
-    yield server
-    asyncio.run(server.aclose())
+    redis = EmbeddedRedis(server.data_dir / "redis")
+    redis.start()
+    try:
+        yield server
+    finally:
+        redis.stop()
+        asyncio.run(server.aclose())
 
 
 @pytest.fixture(scope="module")
