@@ -8,8 +8,8 @@ when (its ts). :func:`read_round` finds those events in the table's stream with 
 number of reads, whatever the number of rounds the table played: the stream's entry ids are
 its seqs (``0-<seq>``) and a table's round numbers never go down along its stream, so a
 binary search over the seqs finds the round's ``RoundOpened`` in about log2(events) short
-range reads (:data:`PROBE_PAGE` entries each), then one range read (at most
-:data:`MAX_ROUND_EVENTS`) takes the round.
+range reads (:data:`PROBE_PAGE` entries each), then range reads of growing size (at
+most :data:`MAX_ROUND_EVENTS` events in all) take the round.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ table that belong to no round (a shuffle, a seating, a restock) in one read."""
 MAX_ROUND_EVENTS = 20_000
 """The most events one recall reads after the round's ``RoundOpened``: a round of
 thousands of bets fits; a longer one is answered cut short (``complete`` false)."""
+FIRST_ROUND_PAGE = 64
+"""Entries the first read of the round takes (a round of a few bets fits); each next read
+takes twice as many, up to :data:`LAST_ROUND_PAGE`, so a short round does not pay for
+reading the rounds after it."""
+LAST_ROUND_PAGE = 2048
 MAX_ROUND_NUMBER = 2**53 - 1
 """The largest round number a request may name (the protocol's largest safe integer)."""
 
@@ -126,8 +131,10 @@ async def read_round(store: EventStore, table: str, number: int, head: int) -> R
     events: list[Envelope] = []
     after = lo - 1
     cut_short = True
+    size = FIRST_ROUND_PAGE
     while len(events) < MAX_ROUND_EVENTS:
-        got = await page(after, min(1000, MAX_ROUND_EVENTS - len(events)))
+        got = await page(after, min(size, MAX_ROUND_EVENTS - len(events)))
+        size = min(2 * size, LAST_ROUND_PAGE)
         if not got:
             cut_short = False
             break

@@ -87,8 +87,15 @@ def _str(value: str) -> bytes:
     packed = _strings.get(value)
     if packed is None:
         data = value.encode("utf-8")
-        packed = _length(len(data), 0xA0, 32, 0xD9, 0xDA, 0xDB) + data
-        if len(data) <= 64 and len(_strings) < _CACHE_LIMIT:
+        n = len(data)
+        if n < 32:
+            packed = bytes((0xA0 | n,)) + data
+        elif n <= 0xFF:
+            packed = bytes((0xD9, n)) + data
+        else:
+            packed = _length(n, None, 0, None, 0xDA, 0xDB) + data
+        # Ids and hashes (32 and 64 characters) are each seen once or twice: not kept.
+        if n < 24 and len(_strings) < _CACHE_LIMIT:
             _strings[value] = packed
     return packed
 
@@ -135,7 +142,11 @@ def pack(value: Any, out: bytearray) -> None:
     elif kind is int:
         out += _int(value)
     elif kind is dict:
-        out += _length(len(value), 0x80, 16, None, 0xDE, 0xDF)
+        n = len(value)
+        if n < 16:
+            out.append(0x80 | n)
+        else:
+            out += _length(n, None, 0, None, 0xDE, 0xDF)
         # The leaves (strings and integers, nearly all of them) inline: a call per leaf
         # was most of the verifier's time.
         strings, ints = _strings, _ints
@@ -150,7 +161,11 @@ def pack(value: Any, out: bytearray) -> None:
             else:
                 pack(item, out)
     elif kind is list or kind is tuple:
-        out += _length(len(value), 0x90, 16, None, 0xDC, 0xDD)
+        n = len(value)
+        if n < 16:
+            out.append(0x90 | n)
+        else:
+            out += _length(n, None, 0, None, 0xDC, 0xDD)
         strings, ints = _strings, _ints
         for item in value:
             t = type(item)
