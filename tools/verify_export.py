@@ -16,7 +16,8 @@ the standalone verifier", describes the file and every check:
   head it signed against the chains;
 * the trailer: the number of lines, events and checkpoints, each stream's count and last
   hash, the SHA-256 of every line before it, and its signature;
-* each settlement's ``wagered`` and ``paid`` against its lines.
+* each settlement's ``wagered`` and ``paid`` against its lines, and, in a whole export,
+  every player's balance never below zero.
 
 It prints every problem with its stream and seq (or line), then the totals recomputed from
 the events: per table wagered, paid and the house result; the cage's chips issued and
@@ -254,6 +255,27 @@ def signature_ok(key: Ed25519PublicKey, signature: Any, message: bytes) -> bool:
 # The check.
 
 
+SIGNED_MOVES = {
+    "ChipsIssued": 1,
+    "ChipsRedeemed": -1,
+    "BetPlaced": -1,
+    "WagerAdded": -1,
+    "BetCancelled": 1,
+}
+"""The events that move one player's balance by their ``amount``, with the sign
+(events/money.py says the same for the server)."""
+
+
+def _moves(kind: Any, data: Any) -> list[tuple[str, int]]:
+    """How an event moves players' balances: (player, signed cents)."""
+    sign = SIGNED_MOVES.get(kind)
+    if sign is not None:
+        return [(data["player"], sign * data["amount"])]
+    if kind in ("Settled", "PartSettled"):
+        return [(line["player"], line["paid"]) for line in data["settlements"] if line["paid"]]
+    return []
+
+
 def _log_position(log_id: Any) -> tuple[int, int] | None:
     if not isinstance(log_id, str):
         return None
@@ -271,6 +293,15 @@ class Totals:
         self.cage = {"issued": 0, "redeemed": 0}
         self.raffles: dict[str, dict[str, int]] = {}
         self.deals: dict[str, dict[str, int]] = {}
+        self.balances: dict[str, int] = {}
+        """Each player's chips: issued - redeemed - wagered + paid back, in log order."""
+
+    def move(self, player: str, cents: int) -> bool:
+        """Move a player's balance; False when it went below zero (the store's balance
+        guard refuses any command that would: docs/ARCHITECTURE.md)."""
+        balance = self.balances.get(player, 0) + cents
+        self.balances[player] = balance
+        return balance >= 0 or cents >= 0
 
     def table(self, name: str) -> dict[str, int]:
         return self.tables.setdefault(name, {"wagered": 0, "paid": 0, "rounds": 0})
@@ -331,6 +362,7 @@ class Totals:
         return {
             "tables": tables,
             "cage": cage,
+            "balances": dict(sorted(self.balances.items())),
             "raffles": dict(sorted(self.raffles.items())),
             "bell_jar_deals": deals,
         }
@@ -366,6 +398,8 @@ class Verifier:
         self.trailer: dict[str, Any] | None = None
         self.after_trailer = 0
         self.totals = Totals()
+        self.whole = False
+        """Whether the file holds every stream (then every player's every move is in it)."""
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -412,6 +446,7 @@ class Verifier:
             self.problem(f"line {number}: a second header")
             return
         self.header = doc
+        self.whole = (doc.get("scope") or {}).get("streams") == "all"
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
             self.problem(
                 f"line 1: format {doc.get('format')!r} version {doc.get('version')!r}: "
@@ -552,6 +587,12 @@ class Verifier:
                 )
         try:
             self.totals.add(event)
+            for player, cents in _moves(kind, data):
+                if not self.totals.move(player, cents) and self.whole:
+                    self.problem(
+                        f"{where}: {player}'s balance goes below zero "
+                        f"({self.totals.balances[player]} cents): the store never lets it"
+                    )
         except (KeyError, TypeError) as e:
             self.problem(f"{where}: a {kind} whose figures cannot be read ({e})")
 
