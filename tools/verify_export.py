@@ -293,6 +293,9 @@ class Totals:
         self.cage = {"issued": 0, "redeemed": 0}
         self.raffles: dict[str, dict[str, int]] = {}
         self.deals: dict[str, dict[str, int]] = {}
+        self.leads: dict[str, str] = {}
+        """A commingled deal's stream -> its lead's: one receptacle and one bank, on the
+        lead, 4620.19(c)(15), (c)(20)."""
         self.balances: dict[str, int] = {}
         """Each player's chips: issued - redeemed - wagered + paid back, in log order."""
 
@@ -340,6 +343,11 @@ class Totals:
         elif kind == "TicketRedeemed":
             d = self.deal(stream)
             d["cash_prizes" if data["kind"] == "cash" else "merchandise_prizes"] += data["value"]
+        elif kind == "DealRegistered":
+            self.deal(stream)
+        elif kind == "DealCommingled":
+            self.deal(stream)
+            self.leads[stream] = "deal:" + data["lead"]
 
     def raffle(self, name: str) -> dict[str, int]:
         zero = dict.fromkeys(("sales", "tickets", "prizes", "cash_prizes", "other_prizes"), 0)
@@ -355,8 +363,16 @@ class Totals:
             for name, t in sorted(self.tables.items())
         }
         cage = {**self.cage, "outstanding": self.cage["issued"] - self.cage["redeemed"]}
+        # A combination's bank is its lead's sales less the cash prizes of all its deals.
+        cash = {name: d["cash_prizes"] for name, d in self.deals.items()}
+        for member, lead in self.leads.items():
+            cash[lead] = cash.get(lead, 0) + self.deals[member]["cash_prizes"]
         deals = {
-            name: {**d, "bank": d["sales"] - d["cash_prizes"]}
+            name: {
+                **d,
+                "lead": self.leads.get(name),
+                "bank": None if name in self.leads else d["sales"] - cash[name],
+            }
             for name, d in sorted(self.deals.items())
         }
         return {
@@ -737,9 +753,10 @@ def render(verifier: Verifier, path: str) -> str:
             f"{_cents(r['prizes'])} (cash {_cents(r['cash_prizes'])})"
         )
     for name, d in totals["bell_jar_deals"].items():
+        bank = f"bank {_cents(d['bank'])}" if d["lead"] is None else f"bank on {d['lead']}"
         out.append(
             f"  {name}: sales {_cents(d['sales'])}, cash prizes {_cents(d['cash_prizes'])}, "
-            f"bank {_cents(d['bank'])}, merchandise prizes {_cents(d['merchandise_prizes'])}"
+            f"{bank}, merchandise prizes {_cents(d['merchandise_prizes'])}"
         )
     out.append(
         "ok: every chain, checkpoint and count holds"
