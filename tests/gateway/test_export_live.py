@@ -13,6 +13,9 @@ from services.store import anchor
 from tests.support import LiveServer, dealer_token, player_token, token
 from tests.unit.test_verify_export import tool
 
+BETS = 150
+"""Bets placed one after another while the exports are taken: enough to span several."""
+
 
 async def test_an_export_taken_while_bets_flow_verifies(server: LiveServer) -> None:
     runtime = server.runtime
@@ -26,7 +29,7 @@ async def test_an_export_taken_while_bets_flow_verifies(server: LiveServer) -> N
 
     async def bets() -> int:
         placed = 0
-        for _ in range(60):
+        for _ in range(BETS):
             reply = await player.cmd(
                 "place_bet", table="roulette-1", player="p-1", bet={"kind": "red"}, amount=100
             )
@@ -55,8 +58,8 @@ async def test_an_export_taken_while_bets_flow_verifies(server: LiveServer) -> N
         await runtime.anchor.sign("interval")  # heads signed mid-flow, for the next export
         await asyncio.sleep(0.02)
     exported.append(await export())
-    assert await betting == 60
+    assert await betting == BETS
     # The first export came before the bets, the last after all of them, one in between.
     before, after = exported[0], exported[-1]
-    assert after == before + 60 and exported == sorted(exported)
+    assert after == before + BETS and exported == sorted(exported)
     assert any(before < n < after for n in exported), exported
