@@ -1,7 +1,7 @@
 """``python -m bench [--quick] [--only NAME[,NAME]]``: run the benchmarks, print one table.
 
 Names: store, e2e, settle, wheel_settle, dice_settle, rebuild, control_sheets, bell_jars,
-fanout, fairness, soak, black_jack, scaling, dashboard, audit.
+fanout, fairness, soak, black_jack, scaling, dashboard, audit, export.
 Progress goes to stderr; the table (and the notes saying how each figure was measured) to stdout.
 """
 
@@ -26,6 +26,7 @@ from bench import (
     dashboard,
     dice,
     e2e,
+    export,
     fanout,
     hostile,
     rebuild,
@@ -53,6 +54,7 @@ BENCHMARKS: dict[str, Callable[[bool], Any]] = {
     "scaling": scaling.run,
     "dashboard": dashboard.run,
     "audit": audit.run,
+    "export": export.run,
 }
 
 

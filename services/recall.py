@@ -1,16 +1,422 @@
-"""Placeholder: being built in this session (issue 14)."""
+"""Game recall: one round of a table as it happened, from the table's own events.
+
+``GET /api/tables/{id}/rounds/{n}`` and ``casino-night recall --table T --round N``
+(docs/AUDIT.md, "Game recall"). :func:`recall_round` is the pure builder: from the events
+of one round it gives the bets, every step and card, the outcome and its source, the
+settlement, the voids and cancellations, each with who did it (the envelope's actor) and
+when (its ts). :func:`read_round` finds those events in the table's stream with a bounded
+number of reads, whatever the number of rounds the table played: the stream's entry ids are
+its seqs (``0-<seq>``) and a table's round numbers never go down along its stream, so a
+binary search over the seqs finds the round's ``RoundOpened`` in about log2(events) short
+range reads (:data:`PROBE_PAGE` entries each), then range reads of growing size (at
+most :data:`MAX_ROUND_EVENTS` events in all) take the round.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from events.codec import decode
+from events.envelope import Envelope
+from services.aggregates import table_stream
+from services.store.redis_store import EventStore
+
+PROBE_PAGE = 8
+"""Entries one probe of the binary search reads: enough to step over the few events of a
+table that belong to no round (a shuffle, a seating, a restock) in one read."""
+MAX_ROUND_EVENTS = 20_000
+"""The most events one recall reads after the round's ``RoundOpened``: a round of
+thousands of bets fits; a longer one is answered cut short (``complete`` false)."""
+FIRST_ROUND_PAGE = 64
+"""Entries the first read of the round takes (a round of a few bets fits); each next read
+takes twice as many, up to :data:`LAST_ROUND_PAGE`, so a short round does not pay for
+reading the rounds after it."""
+LAST_ROUND_PAGE = 2048
+MAX_ROUND_NUMBER = 2**53 - 1
+"""The largest round number a request may name (the protocol's largest safe integer)."""
+
+ROUND_ENDS = frozenset({"Settled", "RoundEnded"})
+"""The events that end a round: a round of one outcome ends with its ``Settled``, one of
+many steps with its ``RoundEnded`` (events/tables.py)."""
+OUTCOME_EVENTS = frozenset({"OutcomeRecorded", "DiceRolled", "CardDealt", "HoleCardRevealed"})
+"""The events that carry what decided the round, each with its source: an outcome entered
+or drawn (``source``), a roll (``thrown_by``), a card (dealer mode, or RNG mode with the salt
+that opens its commitment)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSpan:
+    """What :func:`read_round` read: the table's ``TableOpened`` (None if the stream has
+    none), the round's events from its ``RoundOpened`` to the next round's (excluded), and
+    how many range reads it took."""
+
+    opened: Envelope | None
+    events: tuple[Envelope, ...]
+    reads: int
+    cut_short: bool
+
+
+def parse_round_number(text: str) -> int | None:
+    """A round number as a request or a command line gives it: decimal digits only, 1 to
+    :data:`MAX_ROUND_NUMBER`; None for anything else."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 16:
+        return None
+    number = int(text)
+    return number if 1 <= number <= MAX_ROUND_NUMBER else None
+
+
+def _round_of(env: Envelope) -> int | None:
+    value = env.data.get("round")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _first_round(page: Sequence[Envelope]) -> int | None:
+    """The round of the first event of ``page`` that belongs to one."""
+    for env in page:
+        number = _round_of(env)
+        if number is not None:
+            return number
+    return None
+
+
+async def read_round(store: EventStore, table: str, number: int, head: int) -> RoundSpan | None:
+    """The events of round ``number`` of ``table``, whose stream holds ``head`` events;
+    None when the stream holds no such round. Reads O(log head) pages of
+    :data:`PROBE_PAGE` entries, then at most :data:`MAX_ROUND_EVENTS` entries."""
+    stream = table_stream(table)
+    reads = 0
+
+    async def page(after: int, limit: int) -> list[Envelope]:
+        nonlocal reads
+        reads += 1
+        return [
+            decode(raw, log_id) for _i, raw, log_id in await store.read_raw(stream, after, limit)
+        ]
+
+    async def round_at_or_after(seq: int) -> int:
+        """The round of the first event at seq >= ``seq`` that has one (past the end:
+        beyond every round)."""
+        after = seq - 1
+        while after < head:
+            got = await page(after, PROBE_PAGE)
+            if not got:
+                break
+            found = _first_round(got)
+            if found is not None:
+                return found
+            after = got[-1].seq
+        return MAX_ROUND_NUMBER + 1
+
+    if head < 1:
+        return None
+    first = await page(0, 1)
+    opened = first[0] if first and first[0].type == "TableOpened" else None
+    # The smallest seq from which the next event of a round is of round >= number.
+    lo, hi = 1, head + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if await round_at_or_after(mid) >= number:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo > head:
+        return None
+    events: list[Envelope] = []
+    after = lo - 1
+    cut_short = True
+    size = FIRST_ROUND_PAGE
+    while len(events) < MAX_ROUND_EVENTS:
+        got = await page(after, min(size, MAX_ROUND_EVENTS - len(events)))
+        size = min(2 * size, LAST_ROUND_PAGE)
+        if not got:
+            cut_short = False
+            break
+        for env in got:
+            other = _round_of(env) not in (None, number)
+            if events and env.type == "RoundOpened" and other:
+                cut_short = False  # the next round: this one is whole
+                break
+            if not events and other:
+                return None  # the search landed on another round: this one was never opened
+            if events or (env.type == "RoundOpened" and _round_of(env) == number):
+                events.append(env)
+        else:
+            after = got[-1].seq
+            continue
+        break
+    if not events:
+        return None
+    return RoundSpan(opened, tuple(events), reads, cut_short)
+
+
+def _who(env: Envelope) -> dict[str, Any]:
+    """Where, who and when of one event: its seq, the envelope's actor, its ts (unix ms)
+    and the command it answered (causation)."""
+    return {"seq": env.seq, "actor": env.actor, "ts": env.ts, "command": env.causation}
+
+
+def _settlement_lines(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "bet_id": s["bet_id"],
+            "player": s["player"],
+            "amount": s["amount"],
+            "result": s["result"],
+            "paid": s["paid"],
+        }
+        for s in data["settlements"]
+    ]
+
+
+def recall_round(
+    table: str, number: int, events: Sequence[Envelope], opened: Envelope | None = None
+) -> dict[str, Any]:
+    """Round ``number`` of ``table`` as it happened, from its events in stream order (from
+    its ``RoundOpened``; :func:`read_round` gives them) and the table's ``TableOpened``.
+
+    ``bets``: each bet with who placed it and when, its cancellation, the wagers added to
+    it (a double, a split, an insurance, 4620.5(k)-(m)) and its settlement; ``steps``:
+    every event of the round in order (every card, roll and call), each with its actor
+    and ts; ``outcomes``: what decided the round with its source (an outcome entered by the
+    dealer or drawn, ``dealer``/``rng``; a roll's thrower; a card); ``settlement``: every
+    ``Settled`` or ``PartSettled`` with its lines, and the totals; ``voided``: the void
+    (who, why) if the round was voided; ``status``: ``in_play``, ``settled``, ``voided``.
+    Events after the round's end and before the next round (a shoe revealed, a prize
+    limit reached, the table closed) are among the steps, marked ``after_end``. Pure."""
+    bets: dict[str, dict[str, Any]] = {}
+    wagers: dict[str, dict[str, Any]] = {}
+    steps: list[dict[str, Any]] = []
+    outcomes: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    awards: list[dict[str, Any]] = []
+    voided: dict[str, Any] | None = None
+    ended: dict[str, Any] | None = None
+    started: dict[str, Any] | None = None
+    for env in events:
+        data = env.data
+        steps.append({**_who(env), "type": env.type, "data": data, "after_end": ended is not None})
+        if ended is not None:
+            continue
+        match env.type:
+            case "RoundOpened":
+                started = _who(env)
+            case "BetPlaced":
+                bet = {
+                    "bet_id": data["bet_id"],
+                    "player": data["player"],
+                    "bet": data["bet"],
+                    "amount": data["amount"],
+                    "placed": _who(env),
+                    "cancelled": None,
+                    "wagers": [],
+                    "settlement": [],
+                }
+                bets[data["bet_id"]] = bet
+                wagers[data["bet_id"]] = bet
+            case "BetCancelled":
+                if data["bet_id"] in bets:
+                    bets[data["bet_id"]]["cancelled"] = _who(env)
+            case "WagerAdded":
+                wager = {
+                    "wager_id": data["wager_id"],
+                    "kind": data["kind"],
+                    "amount": data["amount"],
+                    "placed": _who(env),
+                }
+                owner = bets.get(data["bet_id"])
+                if owner is not None:
+                    owner["wagers"].append(wager)
+                    wagers[data["wager_id"]] = owner
+            case "OutcomeRecorded":
+                outcomes.append(
+                    {
+                        **_who(env),
+                        "type": env.type,
+                        "outcome": data["outcome"],
+                        "source": data["source"],
+                    }
+                )
+            case "DiceRolled":
+                outcomes.append(
+                    {
+                        **_who(env),
+                        "type": env.type,
+                        "outcome": {
+                            "dice": data["dice"],
+                            "total": data["total"],
+                            "turn": data["turn"],
+                        },
+                        "source": data["thrown_by"],
+                    }
+                )
+            case "CardDealt" | "HoleCardRevealed" if data.get("card") is not None:
+                outcomes.append(
+                    {
+                        **_who(env),
+                        "type": env.type,
+                        "outcome": {"card": data["card"], "to": data.get("to", "dealer")},
+                        "source": "rng" if data.get("salt") else "dealer",
+                    }
+                )
+            case "Settled" | "PartSettled":
+                lines = _settlement_lines(data)
+                parts.append(
+                    {
+                        **_who(env),
+                        "type": env.type,
+                        "part": data.get("part", "round"),
+                        "wagered": data["wagered"],
+                        "paid": data["paid"],
+                        "settlements": lines,
+                    }
+                )
+                for line in lines:
+                    owner = wagers.get(line["bet_id"])
+                    if owner is not None:
+                        owner["settlement"].append(line)
+            case "MerchandiseAwarded":
+                awards.append(
+                    {
+                        **_who(env),
+                        "bet_id": data["bet_id"],
+                        "player": data["player"],
+                        "item": data["item"],
+                        "prize": data["prize"],
+                        "value": data["value"],
+                    }
+                )
+            case "RoundVoided":
+                voided = {**_who(env), "reason": data["reason"]}
+        if env.type in ROUND_ENDS:
+            ended = _who(env)
+    status = "in_play" if ended is None else "voided" if voided is not None else "settled"
+    config = opened.data if opened is not None else {}
+    return {
+        "table": table,
+        "round": number,
+        "game": config.get("game"),
+        "outcome_mode": config.get("outcome_mode"),
+        "status": status,
+        "opened": started,
+        "ended": ended,
+        "voided": voided,
+        "bets": list(bets.values()),
+        "outcomes": outcomes,
+        "settlement": {
+            "wagered": sum(p["wagered"] for p in parts),
+            "paid": sum(p["paid"] for p in parts),
+            "parts": parts,
+        },
+        "merchandise": awards,
+        "steps": steps,
+        "first_seq": events[0].seq if events else None,
+        "last_seq": events[-1].seq if events else None,
+    }
+
+
+async def recall_from_store(store: EventStore, table: str, number: int) -> dict[str, Any] | None:
+    """Round ``number`` of ``table`` (:func:`recall_round`) read from ``store``
+    (:func:`read_round`); None when the table's stream holds no such round."""
+    head = (await store.head(table_stream(table))).version
+    span = await read_round(store, table, number, head)
+    if span is None:
+        return None
+    recalled = recall_round(table, number, span.events, span.opened)
+    recalled["complete"] = not span.cut_short
+    return recalled
+
+
+# The command line.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``casino-night recall --table T --round N [--json]``."""
+    parser.add_argument("--table", required=True, help="the table's id")
+    parser.add_argument("--round", required=True, help="the round number (from 1)")
+    parser.add_argument("--json", action="store_true", help="print the recall as JSON")
     parser.add_argument("--night", default="examples/night.toml")
     parser.add_argument("--data-dir", default=None)
 
 
+def _time(ms: int) -> str:
+    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _cents(value: int) -> str:
+    sign = "-" if value < 0 else ""
+    return f"{sign}${abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+def render(recalled: dict[str, Any]) -> str:
+    """The recall as text: the round's head, its bets with their settlement, what decided
+    it, and every step with who and when."""
+    out = [
+        f"{recalled['table']} round {recalled['round']} ({recalled['game']}, "
+        f"{recalled['outcome_mode']} mode): {recalled['status']}"
+    ]
+    if recalled["voided"] is not None:
+        v = recalled["voided"]
+        out.append(f"  voided by {v['actor']} at {_time(v['ts'])}: {v['reason']}")
+    settlement = recalled["settlement"]
+    out.append(
+        f"  wagered {_cents(settlement['wagered'])}, paid {_cents(settlement['paid'])}, "
+        f"house {_cents(settlement['wagered'] - settlement['paid'])}"
+    )
+    out.append("bets:")
+    for bet in recalled["bets"]:
+        lines = bet["settlement"]
+        result = ", ".join(f"{s['result']} {_cents(s['paid'])}" for s in lines) or "unsettled"
+        if bet["cancelled"] is not None:
+            result = f"cancelled by {bet['cancelled']['actor']}"
+        out.append(
+            f"  {bet['bet_id']}  {bet['player']}  {json.dumps(bet['bet'], sort_keys=True)}  "
+            f"{_cents(bet['amount'])}  by {bet['placed']['actor']}: {result}"
+        )
+        for wager in bet["wagers"]:
+            out.append(f"      + {wager['kind']} {_cents(wager['amount'])} ({wager['wager_id']})")
+    out.append("outcome:")
+    for o in recalled["outcomes"]:
+        out.append(
+            f"  seq {o['seq']}  {json.dumps(o['outcome'], sort_keys=True)}  source {o['source']}"
+        )
+    out.append("steps:")
+    for s in recalled["steps"]:
+        after = "  (after the round)" if s["after_end"] else ""
+        out.append(f"  {s['seq']:>7}  {_time(s['ts'])}  {s['actor']:<24} {s['type']}{after}")
+    if not recalled.get("complete", True):
+        out.append(f"(cut short at {MAX_ROUND_EVENTS} events)")
+    return "\n".join(out)
+
+
+async def _recall(args: argparse.Namespace, number: int) -> int:
+    from services.cli import CliError, offline_store
+
+    async with offline_store(args) as store:
+        if (await store.head(table_stream(args.table))).version == 0:
+            raise CliError(f"unknown table {args.table!r}: its stream holds no event")
+        recalled = await recall_from_store(store, args.table, number)
+    if recalled is None:
+        raise CliError(f"round {number} of {args.table} was not played")
+    print(json.dumps(recalled, indent=2) if args.json else render(recalled))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    """Print one round of a table as it happened; status 2 for an unknown table, a round
+    not played or a malformed round number."""
     from services.cli import CliError
 
-    raise CliError("not built yet")
+    number = parse_round_number(args.round)
+    if number is None:
+        raise CliError(f"--round {args.round!r}: a round number is a whole number from 1")
+    status = asyncio.run(_recall(args, number))
+    sys.stdout.flush()
+    return status

@@ -38,6 +38,7 @@ from services.gateway.read_api import (
     readyz,
 )
 from services.gateway.report_api import get_report_file, get_reports
+from services.gateway.recall_api import get_round
 from services.gateway.transport import (
     CATCH_UP_READERS,
     CLIENTS,
@@ -85,6 +86,7 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_post("/api/commands", authenticated(post_command))
     app.router.add_get("/api/tables", authenticated(get_tables))
     app.router.add_get("/api/tables/{id}", authenticated(get_table))
+    app.router.add_get("/api/tables/{id}/rounds/{n}", authenticated(get_round))
     app.router.add_get("/api/bankrolls", authenticated(get_bankrolls))
     app.router.add_get("/api/bankrolls/players/{id}", authenticated(get_player_bankroll))
     app.router.add_get("/api/bankrolls/tables/{id}", authenticated(get_table_bankroll))

@@ -16,7 +16,7 @@ from aiohttp import web
 WEB_ROOT = Path(__file__).parent / "web"
 """The pages, their scripts and their style sheet."""
 
-PAGES = ("index", "ops", "dealer", "cashier", "player", "raffle", "screen")
+PAGES = ("index", "ops", "dealer", "cashier", "player", "raffle", "screen", "recall")
 """Every page, ``/ui/<page>.html`` (``/ui/`` is the index)."""
 
 CONTENT_SECURITY_POLICY = "; ".join(

@@ -95,6 +95,16 @@ async def test_the_dashboard_shows_the_bankrolls_after_a_round(
     await expect(tab.locator('tr[data-table="roulette-2"] [data-k="phase"]')).to_have_text("closed")
     await pages.shot(tab, "dashboard-table-closed")
 
+    # The round number links to the round's recall (docs/AUDIT.md, "Game recall").
+    await row.locator('[data-k="round"] a').click()
+    await expect(tab.locator("#round-head")).to_have_text("roulette-1 · round 1 · settled")
+    await expect(tab.locator("#round-money")).to_have_text(
+        f"wagered {money(700)} · paid {money(7200)} · house {money(700 - 7200)}"
+    )
+    await expect(tab.locator("tr[data-bet] [data-k='result']")).to_have_text(["won", "lost"])
+    await expect(tab.locator("tr[data-seq]")).to_have_count(6)
+    await pages.shot(tab, "recall-round-1")
+
 
 async def test_after_a_restart_the_page_resumes_without_a_gap_or_a_double(
     pages: Pages, night: ServeProcess

@@ -22,6 +22,7 @@ import base64
 import datetime as dt
 import json
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -36,6 +37,7 @@ from tests.e2e.serve import EXE, ServeProcess, night_toml, wait_until_dead
 from tests.support import WsClient
 
 ORG = "e2e-bell-jars"
+VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "verify_export.py"
 ZONE = ZoneInfo("America/New_York")
 Q1_START = "@2026-04-01 03:50:00"
 """The first run's clock (UTC): 23:50 on 31 March in New York, ten minutes before Q2."""
@@ -578,3 +580,20 @@ async def test_a_bell_jar_night_over_two_quarters_survives_a_kill_and_replays(
     audited = await real_clock_cli(server, "audit", "--no-progress")
     assert audited.returncode == 0, audited.stdout + audited.stderr
     assert "- Result: **clean**" in audited.stdout
+    # The night's export passes the standalone verifier, whose banks are the ledger's
+    # (docs/AUDIT.md, "The export and the standalone verifier").
+    export = server.workdir / "night.jsonl"
+    exported = await real_clock_cli(server, "export", "--out", str(export))
+    assert exported.returncode == 0, exported.stderr
+    checked = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-I", str(VERIFIER), str(export), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout
+    banks = json.loads(checked.stdout)["totals"]["bell_jar_deals"]
+    assert {name.removeprefix("deal:"): d["bank"] for name, d in banks.items()} == {
+        d["deal"]: None if d["bank"] is None else d["bank"]["balance"] for d in rebuilt["deals"]
+    }

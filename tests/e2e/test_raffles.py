@@ -5,8 +5,11 @@ raffle projection over HTTP must equal what ``casino-night replay --show`` rebui
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +23,8 @@ from services.raffles import queen_of_hearts as qoh
 from services.raffles.actor import board_context, open_board
 from services.store import keys
 from tests.e2e.serve import EXE, SECRET, ServeProcess, WsClient, night_toml
+
+VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "verify_export.py"
 
 ORG = "raffles-e2e"
 QOH = "qoh-e2e"
@@ -220,6 +225,23 @@ async def test_raffles_over_weeks_and_occasions_survive_a_restart_and_replay(
     report = json.loads(replayed.stdout)
     assert {v["raffle"]: v for v in report["raffles"]} == views
     await server.audited()
+    # The export of these raffles, checked by the standalone verifier, gives the same
+    # sales and prizes (docs/AUDIT.md, "The export and the standalone verifier").
+    export = server.workdir / "raffles.jsonl"
+    exported = await server.cli("export", "--out", str(export))
+    assert exported.returncode == 0, exported.stderr
+    checked = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-I", str(VERIFIER), str(export), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout
+    totals = json.loads(checked.stdout)["totals"]["raffles"]
+    assert {
+        name.removeprefix("raffle:"): (t["sales"], t["prizes"]) for name, t in totals.items()
+    } == {name: (v["sales"], v["prizes_paid"]) for name, v in views.items()}
 
 
 async def test_a_self_exclusion_file_loaded_from_the_command_line(

@@ -127,7 +127,9 @@ function drawTables(d) {
       h("th", { scope: "row" }, t.table),
       h("td", {}, words(t.game), h("span", { class: "muted" }, ` · ${t.outcome_mode}`)),
       h("td", { "data-k": "phase" }, t.closed ? h("strong", { class: "bad" }, "closed") : words(t.phase)),
-      h("td", { class: "num", "data-k": "round" }, t.round),
+      h("td", { class: "num", "data-k": "round" }, t.round
+        ? h("a", { href: `recall.html?${new URLSearchParams({ table: t.table, round: t.round })}`, title: "recall this round" }, t.round)
+        : t.round),
       h("td", { class: "num", "data-k": "bets" }, t.bets),
       cell("staked", t.staked),
       cell("handle", t.handle),
