@@ -37,8 +37,8 @@ from services.gateway.read_api import (
     metrics,
     readyz,
 )
-from services.gateway.report_api import get_report_file, get_reports
 from services.gateway.recall_api import get_round
+from services.gateway.report_api import get_report_file, get_reports
 from services.gateway.transport import (
     CATCH_UP_READERS,
     CLIENTS,
