@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
@@ -308,6 +309,47 @@ def read_export(path: Path | str) -> ExportFile:
         tail = None
     trailer = tail if isinstance(tail, dict) and tail.get("kind") == "trailer" else None
     return ExportFile(path, header, pem, key, tuple(checkpoints), trailer)
+
+
+def check_file(path: Path | str, public_key: Ed25519PublicKey) -> list[str]:
+    """What is wrong with an export as a file (the audit's check; ``tools/verify_export.py``
+    makes the same): no trailer (cut short), a trailer whose line or event count or SHA-256
+    of the lines before it differs from the file, or whose signature does not verify with
+    ``public_key``. Empty when the file is whole as written."""
+    digest = hashlib.sha256()
+    lines = events = 0
+    last: bytes | None = None
+    with Path(path).open("rb") as f:
+        for raw in f:
+            if last is not None:
+                digest.update(last)
+                lines += 1
+                events += last.startswith(b'{"event":')
+            last = raw
+    try:
+        trailer = json.loads(last) if last is not None else None
+    except ValueError:
+        trailer = None
+    if not isinstance(trailer, dict) or trailer.get("kind") != "trailer":
+        return ["the file has no trailer: it was cut short (or its last line edited)"]
+    problems = []
+    if trailer.get("lines") != lines:
+        problems.append(
+            f"the trailer counts {trailer.get('lines')} lines before it; the file has {lines}"
+        )
+    if trailer.get("events") != events:
+        problems.append(f"the trailer counts {trailer.get('events')} events; the file has {events}")
+    if trailer.get("sha256") != digest.hexdigest():
+        problems.append(
+            "the SHA-256 of the lines before the trailer is not the trailer's: a line was edited"
+        )
+    try:
+        public_key.verify(
+            base64.b64decode(str(trailer.get("signature", ""))), trailer_signed_bytes(trailer)
+        )
+    except (InvalidSignature, ValueError):
+        problems.append("the trailer's signature does not verify with the key")
+    return problems
 
 
 # The command line.

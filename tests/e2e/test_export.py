@@ -24,7 +24,7 @@ from events.envelope import expected_hash
 from services.export import read_export
 from services.store import anchor
 from services.store.embedded import EmbeddedRedis
-from tests.e2e.serve import ServeProcess
+from tests.e2e.serve import EXE, ServeProcess
 from tests.e2e.test_tamper import NIGHT, ORG, stopped_night
 
 __all__ = ["stopped_night"]  # test_tamper's fixture: the stopped night's data directory
@@ -267,3 +267,54 @@ def test_every_tampering_is_named(export: Path, tmp_path: Path) -> None:
     key.write_text(anchor.public_pem(other.public_key()))
     lines = broken(verifier(export, "--public-key", str(key), cwd=tmp_path))
     assert any("is not the key you gave" in x for x in lines), lines
+
+
+def audit_alone(path: Path, cwd: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """``casino-night audit --export`` as an auditor runs it: no server, no Redis, no night
+    file, no data directory (``cwd`` holds none)."""
+    out = cwd / f"audit-{path.stem}"
+    done = subprocess.run(
+        [str(EXE), "audit", "--export", str(path), "--night", str(cwd / "no-night.toml")]
+        + ["--data-dir", str(cwd / "no-data"), "--no-progress", "--out", str(out), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert not (cwd / "no-data").exists()
+    return done.returncode, json.loads((out / "audit.json").read_text())
+
+
+def test_the_audit_recomputes_an_export_alone_and_names_its_tampering(
+    export: Path, tmp_path: Path
+) -> None:
+    code, report = audit_alone(export, tmp_path)
+    assert (code, report["ok"], report["events"]) == (0, True, 11), report["discrepancies"]
+    checked = {c["name"]: c["checked"] for c in report["checks"]}
+    assert checked["settlements"] and checked["chains"]
+
+    docs = lines_of(export)
+    settled = next(
+        i for i, d in enumerate(docs) if d["kind"] == "event" and d["event"]["type"] == "Settled"
+    )
+    # A Settled that pays more, its hash recomputed: the chain still breaks at the next
+    # checkpointed head, and the rules name the payout that is not theirs.
+    rewrite = json.loads(json.dumps(docs))
+    ev = rewrite[settled]["event"]
+    ev["data"]["paid"] += 100
+    from events.envelope import Envelope
+
+    ev["hash"] = expected_hash(Envelope(**{k: ev[k] for k in ev if k != "log_id"}))
+    code, report = audit_alone(write(tmp_path / "paid.jsonl", rewrite), tmp_path)
+    named = {(d["check"], d["stream"], d["seq"]) for d in report["discrepancies"]}
+    assert code == 1
+    assert ("settlements", ev["stream"], ev["seq"]) in named, report["discrepancies"]
+    assert ("export", "export", None) in named  # and the file is not as it was signed
+
+    raw = export.read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(raw[:-2]))
+    code, report = audit_alone(cut, tmp_path)
+    assert code == 1 and any("cut short" in d["what"] for d in report["discrepancies"])
