@@ -273,9 +273,19 @@ def audit_alone(path: Path, cwd: Path, *args: str) -> tuple[int, dict[str, Any]]
     """``casino-night audit --export`` as an auditor runs it: no server, no Redis, no night
     file, no data directory (``cwd`` holds none)."""
     out = cwd / f"audit-{path.stem}"
+    alone = ["--night", str(cwd / "no-night.toml"), "--data-dir", str(cwd / "no-data")]
     done = subprocess.run(
-        [str(EXE), "audit", "--export", str(path), "--night", str(cwd / "no-night.toml")]
-        + ["--data-dir", str(cwd / "no-data"), "--no-progress", "--out", str(out), *args],
+        [
+            str(EXE),
+            "audit",
+            "--export",
+            str(path),
+            *alone,
+            "--no-progress",
+            "--out",
+            str(out),
+            *args,
+        ],
         cwd=cwd,
         capture_output=True,
         text=True,
