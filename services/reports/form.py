@@ -11,6 +11,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
+from typing import Final
 
 from fpdf import FPDF
 
@@ -83,12 +84,28 @@ class Form:
     """Notes printed at the foot (readings the operator must confirm)."""
 
 
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a CSV cell as a formula (CSV injection): a text cell that
+starts with one of these is written after a ``'``, which the spreadsheet shows as text."""
+
+
+def _text(text: str) -> str:
+    """A text cell for CSV: one that a spreadsheet would run as a formula is quoted with
+    ``'`` (an expense's payee or description is typed by a user); a carriage return is
+    written as a line break, which the writer quotes (a bare CR it leaves unquoted, and a
+    reader would cut the row there)."""
+    guarded = "'" + text if text.startswith(FORMULA_STARTS) else text
+    return guarded.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _cell(value: Value) -> str:
     if value is None:
         return ""
     if isinstance(value, Amount):
-        return value.plain()
-    return str(value)
+        return value.plain()  # a number: "-12.34" stays a number
+    if isinstance(value, int):
+        return str(value)
+    return value
 
 
 def _shown(value: Value) -> str:
@@ -101,24 +118,31 @@ def to_csv(form: Form) -> str:
     """The form as CSV: one row per header field, line and schedule row, each starting with
     what it is (``header``, ``line``, ``columns``, ``row``) and its section's title."""
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["header", "", "form", form.code])
-    w.writerow(["header", "", "title", form.title])
-    w.writerow(["header", "", "organization", form.organization])
-    w.writerow(["header", "", "period", form.period])
-    w.writerow(["header", "", "due", form.due.isoformat()])
-    w.writerow(["header", "", "due_rule", form.due_rule])
+    writer = csv.writer(out, lineterminator="\n")
+
+    def row(kind: str, section: str, *cells: Value) -> None:
+        # Every text cell is guarded, whatever wrote it; amounts and counts are numbers.
+        writer.writerow(
+            [kind, _text(section), *(_text(c) if isinstance(c, str) else _cell(c) for c in cells)]
+        )
+
+    row("header", "", "form", form.code)
+    row("header", "", "title", form.title)
+    row("header", "", "organization", form.organization)
+    row("header", "", "period", form.period)
+    row("header", "", "due", form.due.isoformat())
+    row("header", "", "due_rule", form.due_rule)
     for name, value in form.header:
-        w.writerow(["header", "", name, value])
+        row("header", "", name, value)
     for section in form.sections:
         for line in section.lines:
-            w.writerow(["line", section.title, line.number, line.label, _cell(line.value)])
+            row("line", section.title, line.number, line.label, line.value)
         if section.table is not None:
-            w.writerow(["columns", section.title, *section.table.columns])
-            for row in section.table.rows:
-                w.writerow(["row", section.title, *(_cell(v) for v in row)])
+            row("columns", section.title, *section.table.columns)
+            for values in section.table.rows:
+                row("row", section.title, *values)
     for note in form.notes:
-        w.writerow(["note", "", note])
+        row("note", "", note)
     return out.getvalue()
 
 
