@@ -20,8 +20,7 @@ from projections.control_sheets import ControlSheets
 from projections.expenses import Expenses
 from projections.raffles import Raffles
 from services.reports import gc7, gc7b, gc7q, gc7r
-from services.reports.due import GC7_DUE_RULE, GC7B_DUE_RULE, gc7_due, gc7b_due, local_date
-from services.reports.due import parse_day as _day
+from services.reports.due import GC7_DUE_RULE, GC7B_DUE_RULE, gc7_due, local_date
 from services.reports.form import Form
 
 
@@ -135,12 +134,11 @@ def _gc7b_instances(inputs: ReportInputs) -> list[Instance]:
     out = []
     for occasion, info in inputs.cash_control.occasions.items():
         day = local_date(info.get("starts_at") or info["started"], inputs.timezone)
-        end = _day(info.get("period_end", ""))
         out.append(
             Instance(
                 key=occasion,
                 period=f"occasion {occasion} ({info['name']}), {day.isoformat()}",
-                due=gc7b_due(end if end is not None else day),
+                due=gc7b.due(info, inputs.timezone),
                 due_rule=GC7B_DUE_RULE,
             )
         )

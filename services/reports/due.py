@@ -15,8 +15,14 @@ GC7_FILING_DAYS: Final = 7
 (9 NYCRR 4624.1; GML 195-f(1))."""
 
 GC7_DUE_RULE: Final = "within 7 days after the license period's conclusion (4624.1; GML 195-f(1))"
+GC7B_FILING_DAYS: Final = 7
+"""The GC-7B is submitted "within seven days" of each Las Vegas Night occasion (NYC DCWP's
+reading of the filing, docs/RULES.md "Expenses and the forms", item 9; 4624.1 gives the
+GC-7B no deadline of its own)."""
+
 GC7B_DUE_RULE: Final = (
-    "with the GC-7: within 7 days after the license period's conclusion (4624.1; GML 195-f(1))"
+    f"within {GC7B_FILING_DAYS} days after the occasion concluded (NYC DCWP), "
+    "and never after the GC-7 (4624.1; GML 195-f(1))"
 )
 
 
@@ -26,10 +32,13 @@ def gc7_due(period_end: date) -> date:
     return period_end + timedelta(days=GC7_FILING_DAYS)
 
 
-def gc7b_due(period_end: date) -> date:
-    """The GC-7B's deadline: the GC-7's, with which it is filed (docs/FORMS.md "GC-7B";
-    our reading, docs/RULES.md "The forms")."""
-    return gc7_due(period_end)
+def gc7b_due(concluded_on: date, period_end: date | None = None) -> date:
+    """The GC-7B's deadline: :data:`GC7B_FILING_DAYS` days after the day the occasion
+    concluded (``concluded_on``, in the organization's zone), or the GC-7's of its license
+    period (``period_end``) when that is earlier: the earlier date is never late
+    (docs/RULES.md "Expenses and the forms", item 9)."""
+    due = concluded_on + timedelta(days=GC7B_FILING_DAYS)
+    return due if period_end is None else min(due, gc7_due(period_end))
 
 
 def local_date(unix_ms: int, timezone: str) -> date:

@@ -11,14 +11,17 @@ night's configuration.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from datetime import date
+from typing import Any, Final
 
 from projections.cash_control import CashControl
 from projections.expenses import period_key
 from services.reports.due import GC7B_DUE_RULE, gc7b_due, local_date, parse_day
 from services.reports.form import Amount, Form, Line, Section, Table
 from services.reports.gc7 import game_name
+from services.reports.gc7r import occasion_concluded_on
 
 CODE: Final = "GC-7B"
 TITLE: Final = "Cash Control Summary for Games of Chance"
@@ -70,6 +73,22 @@ class CashSummary:
         return self.cage_net - self.house_result - self.held_by_players
 
 
+def concluded_on(info: Mapping[str, Any], timezone: str) -> date:
+    """The day an occasion concluded, in the organization's ``timezone``: the last day of
+    its window (one that runs past midnight concludes the next day: docs/RULES.md "The
+    license and the night", item 4), else the day it began (its ``starts_at``, or when it
+    was started): the earliest day it can have concluded, so that its deadline is never
+    late. ``info`` is the cash control's record of the occasion."""
+    began = info.get("starts_at") or info["started"]
+    return occasion_concluded_on(began, timezone, [(info.get("starts_at"), info.get("ends_at"))])
+
+
+def due(info: Mapping[str, Any], timezone: str) -> date:
+    """The occasion's GC-7B deadline (:func:`services.reports.due.gc7b_due` of the day it
+    concluded and its license period's end)."""
+    return gc7b_due(concluded_on(info, timezone), parse_day(info.get("period_end", "")))
+
+
 def cash_summary(cash_control: CashControl, occasion: str) -> CashSummary:
     """The occasion's cash control from its bankrolls: the cage's chips issued and
     redeemed (its ``organization`` row), each table's drop, paid and rounds, and the sum
@@ -100,13 +119,11 @@ def build_gc7b(
 ) -> Form:
     """The GC-7B of ``occasion``: Section 1 the cage, Section 2 each table, Section 3 the
     reconciliation (0 when the cage's net cash is the tables' house result plus the chips
-    the players still hold); due with the GC-7 of the occasion's license period
-    (:func:`services.reports.due.gc7b_due`)."""
+    the players still hold); due 7 days after the occasion concluded (:func:`due`)."""
     summary = cash_summary(cash_control, occasion)
     info = cash_control.occasions[occasion]
     start = info.get("starts_at") or info["started"]
     day = local_date(start, timezone)
-    end = parse_day(info.get("period_end", ""))
     key = period_key(info.get("period_start", ""), info.get("period_end", ""))
     cage = Section(
         title="Section 1. The cage",
@@ -187,7 +204,7 @@ def build_gc7b(
         title=TITLE,
         organization=organization,
         period=f"Occasion {occasion} ({info['name']}), {day.isoformat()}",
-        due=gc7b_due(end if end is not None else day),
+        due=due(info, timezone),
         due_rule=GC7B_DUE_RULE,
         header=(
             ("License number", info.get("license_number", "")),

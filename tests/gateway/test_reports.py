@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+from datetime import date, timedelta
 from typing import Any
 
 import pypdf
 
 from services.aggregates import EXPENSES
+from services.reports.due import local_date
 from services.reports.form import Amount
 from tests.support import LiveServer, dealer_token, player_token, token
 
@@ -76,7 +78,13 @@ async def test_an_expense_is_recorded_once_and_shows_on_the_gc7(server: LiveServ
     lines = {(r["form"], r["key"]): r for r in listing["reports"]}
     gc7 = lines[("gc7", PERIOD)]
     assert gc7["due"] == "2027-01-07" and "4624.1" in gc7["due_rule"]
-    assert lines[("gc7b", "night-1")]["due"] == "2027-01-07"
+    # The night's GC-7B: 7 days after the day the occasion began (it has no window), or
+    # the GC-7's date if that is earlier (docs/RULES.md "Expenses and the forms", item 9).
+    night = lines[("gc7b", "night-1")]
+    zone = server.runtime.night.timezone
+    began = local_date(server.runtime.cash_control.occasions["night-1"]["started"], zone)
+    assert night["period"].endswith(began.isoformat())
+    assert night["due"] == min(began + timedelta(days=7), date(2027, 1, 7)).isoformat()
 
     async with server.session.get(
         server.base + gc7["csv"], headers={"Authorization": f"Bearer {MIC}"}

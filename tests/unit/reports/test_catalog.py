@@ -33,11 +33,12 @@ def test_every_instance_is_listed_with_its_deadline_soonest_first() -> None:
     due = catalog.due_reports(inputs(two_periods), date(2026, 12, 1))
     ours = [r for r in due if r.entry.form in ("gc7", "gc7b")]
     assert [(r.entry.form, r.instance.key, r.instance.due.isoformat()) for r in ours] == [
+        # Each GC-7B 7 days after its occasion (NYC DCWP), before the GC-7 of its period.
+        ("gc7b", "2026-11-29", "2026-12-06"),
+        ("gc7b", "2026-12-06", "2026-12-13"),
         ("gc7", "2026-11-01_2026-12-31", "2027-01-07"),
-        ("gc7b", "2026-11-29", "2027-01-07"),
-        ("gc7b", "2026-12-06", "2027-01-07"),
+        ("gc7b", "2027-01-15", "2027-01-22"),
         ("gc7", "2027-01-01_2027-01-31", "2027-02-07"),
-        ("gc7b", "2027-01-15", "2027-02-07"),
     ]
     assert all("4624.1" in r.instance.due_rule for r in ours)
     assert not any(r.overdue for r in due)

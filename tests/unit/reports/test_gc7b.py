@@ -12,8 +12,9 @@ import pypdf
 import pytest
 
 from services.reports.form import Amount, to_pdf
-from services.reports.gc7b import UnknownOccasion, build_gc7b, cash_summary
-from tests.unit.reports.nights import fold, two_nights
+from services.reports.gc7b import UnknownOccasion, build_gc7b, cash_summary, concluded_on
+from tests.unit.reports.nights import Entry, fold, license_recorded, two_nights
+from tests.unit.reports.support import NEW_YORK, at
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -52,12 +53,14 @@ def test_a_chip_the_tables_do_not_account_for_shows_as_a_difference() -> None:
     assert cash_summary(cash, "2026-11-29").difference == -lost
 
 
-def test_it_is_due_with_the_gc7_and_its_pdf_holds_the_figures() -> None:
+def test_it_is_due_7_days_after_its_occasion_and_its_pdf_holds_the_figures() -> None:
     _b, cash, _e, _s = fold(two_nights(2))
     form = build_gc7b(
         "2026-11-29", cash_control=cash, organization="St. Mary's", timezone="America/New_York"
     )
-    assert form.due == date(2027, 1, 7)  # the GC-7's: 7 days after the license period
+    # Within 7 days of the night (NYC DCWP), not with the GC-7 on 2027-01-07.
+    assert form.due == date(2026, 12, 6)
+    assert "7 days after the occasion concluded" in form.due_rule
     assert "2026-11-29" in form.period
     summary = cash_summary(cash, "2026-11-29")
     text = " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(to_pdf(form))).pages)
@@ -72,3 +75,39 @@ def test_an_occasion_never_started_is_unknown() -> None:
     _b, cash, _e, _s = fold(two_nights(1))
     with pytest.raises(UnknownOccasion):
         cash_summary(cash, "2027-01-02")
+
+
+def _windowed(
+    occasion: str, starts: tuple[int, int, int, int], ends: tuple[int, int, int, int]
+) -> Entry:
+    data = {
+        "occasion": occasion,
+        "name": f"Night {occasion}",
+        "starts_at": at(*starts),
+        "ends_at": at(*ends),
+    }
+    return ("OccasionStarted", "license", data, at(*starts))
+
+
+@pytest.mark.parametrize(
+    ("starts", "ends", "concluded", "due"),
+    [
+        # An evening: it concludes the day it began.
+        ((2026, 12, 5, 19), (2026, 12, 5, 23), date(2026, 12, 5), date(2026, 12, 12)),
+        # Past midnight: it concludes the next day, and is due 7 days after that.
+        ((2026, 12, 5, 19), (2026, 12, 6, 1), date(2026, 12, 6), date(2026, 12, 13)),
+        # Past midnight into the next license period: the GC-7's date, the earlier one.
+        ((2026, 12, 31, 20), (2027, 1, 1, 2), date(2027, 1, 1), date(2027, 1, 7)),
+    ],
+)
+def test_the_deadline_counts_from_the_last_day_of_the_occasions_window(
+    starts: tuple[int, int, int, int],
+    ends: tuple[int, int, int, int],
+    concluded: date,
+    due: date,
+) -> None:
+    _b, cash, _e, _s = fold([license_recorded(), _windowed("night", starts, ends)])
+    info = cash.occasions["night"]
+    assert concluded_on(info, NEW_YORK) == concluded
+    form = build_gc7b("night", cash_control=cash, organization="St. Mary's", timezone=NEW_YORK)
+    assert form.due == due
