@@ -12,8 +12,9 @@ result in it). Money events before any occasion count under the key ``""``. ``ga
 the game of each table (its last ``TableOpened``). ``periods``: every license period
 recorded, by key (``projections.expenses.period_key``), with the license number.
 
-Summed over the occasions, the tables' figures are the bankroll projection's, to the cent
-(the same fold, split by occasion: a test holds them to it).
+Summed over the occasions (and ``""``), the figures are the bankroll projection's, to the
+cent (the same fold, split by occasion); the GC-7B shows every occasion's against it, so
+money under ``""``, on no occasion's form, shows as a difference there.
 """
 
 from __future__ import annotations

@@ -385,6 +385,7 @@ class Runtime:
             organization=night.organization_name,
             timezone=night.timezone,
             cash_control=self.cash_control,
+            bankrolls=self.bankrolls,
             expenses=self.expenses,
             control_sheets=self.control_sheets,
             member_in_charge=night.member_in_charge,

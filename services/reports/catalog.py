@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from projections.bankroll import Bankrolls
 from projections.bell_jars import BellJars
 from projections.cash_control import CashControl
 from projections.control_sheets import ControlSheets
@@ -29,11 +30,13 @@ class ReportInputs:
     """What every form is built from: the projections and the night's configuration.
 
     ``raffles`` and ``bell_jars`` are the raffle and bell jar projections, for the forms
-    built from them (the GC-7R, the GC-7Q)."""
+    built from them (the GC-7R, the GC-7Q); ``bankrolls`` the bankroll projection the
+    GC-7B is reconciled with."""
 
     organization: str
     timezone: str
     cash_control: CashControl
+    bankrolls: Bankrolls
     expenses: Expenses
     control_sheets: ControlSheets
     member_in_charge: str = ""
@@ -149,6 +152,7 @@ def _gc7b(inputs: ReportInputs, key: str) -> Form:
     return gc7b.build_gc7b(
         key,
         cash_control=inputs.cash_control,
+        bankrolls=inputs.bankrolls,
         organization=inputs.organization,
         timezone=inputs.timezone,
     )

@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def _inputs(args: argparse.Namespace) -> catalog.ReportInputs:
     """The projections the forms need, folded from the whole org log."""
+    from projections.bankroll import Bankrolls
     from projections.bell_jars import BellJars
     from projections.cash_control import CashControl
     from projections.control_sheets import ControlSheets
@@ -53,16 +54,18 @@ async def _inputs(args: argparse.Namespace) -> catalog.ReportInputs:
 
     night = load_night(Path(args.night))
     cash_control, expenses, sheets = CashControl(), Expenses(), ControlSheets()
+    bankrolls = Bankrolls()
     raffles, bell_jars = Raffles(), BellJars(night.timezone)
     async with offline_store(args) as store:
         runner = ProjectionRunner(
-            store, [cash_control, expenses, sheets, raffles, bell_jars], mac_key=None
+            store, [cash_control, bankrolls, expenses, sheets, raffles, bell_jars], mac_key=None
         )
         await runner.catch_up()
     return catalog.ReportInputs(
         organization=night.organization_name,
         timezone=night.timezone,
         cash_control=cash_control,
+        bankrolls=bankrolls,
         expenses=expenses,
         control_sheets=sheets,
         member_in_charge=night.member_in_charge,

@@ -5,8 +5,9 @@ name and by 4622.13 ("the cash control report form (GC-7B)") it is the occasion'
 control, so this lays out, per table and for the cage, what the bankroll projection holds
 (chips issued and redeemed, the drop, what was paid, the house result) in numbered lines
 and one row per table, so that a real blank form can be matched line by line later.
-Pure: built from the cash control by occasion (``projections.cash_control``) and the
-night's configuration.
+Pure: built from the cash control by occasion (``projections.cash_control``), held to the
+bankroll projection (``projections.bankroll``, a fold of its own: what ``/api/bankrolls``
+shows), and the night's configuration.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Final
 
+from projections.bankroll import Bankrolls
 from projections.cash_control import CashControl
 from projections.expenses import period_key
 from services.reports.due import GC7B_DUE_RULE, gc7b_due, local_date, parse_day
@@ -50,27 +52,73 @@ class TableFigures:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CashSummary:
-    """An occasion's cash control: the cage, every table, and the chips the players came to
-    hold over it (all cents; a player's chips bought at an earlier occasion and played at
-    this one count negative). It reconciles when ``difference`` is 0: the cage's net cash
-    equals the tables' house result plus the chips the players came to hold."""
+    """An occasion's cash control: the cage and every table (all cents)."""
 
     issued: int
     redeemed: int
     tables: tuple[TableFigures, ...]
-    held_by_players: int
 
     @property
     def cage_net(self) -> int:
         return self.issued - self.redeemed
 
     @property
+    def drop(self) -> int:
+        return sum(t.drop for t in self.tables)
+
+    @property
+    def paid(self) -> int:
+        return sum(t.paid for t in self.tables)
+
+    @property
     def house_result(self) -> int:
         return sum(t.house_result for t in self.tables)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableToDate:
+    """One table over every occasion to date: what the GC-7Bs show summed, and what the
+    bankroll projection holds for it (cents)."""
+
+    table: str
+    drop_on_forms: int
+    paid_on_forms: int
+    drop_projected: int
+    paid_projected: int
+
     @property
     def difference(self) -> int:
-        return self.cage_net - self.house_result - self.held_by_players
+        """The house result on the forms less the projection's (0 when they agree)."""
+        return (self.drop_on_forms - self.paid_on_forms) - (
+            self.drop_projected - self.paid_projected
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reconciliation:
+    """The GC-7B's figures held to the bankroll projection (``projections.bankroll``,
+    what ``/api/bankrolls`` shows), a fold of its own: for this occasion, its totals of
+    the occasion; over every occasion to date, the organization's cage and each table.
+    Money that moved outside every occasion (before the log's first ``OccasionStarted``)
+    is on no GC-7B but is the projection's: it shows in the to-date differences."""
+
+    occasion_cage_net: int
+    """The projection's chips issued less redeemed in this occasion."""
+    occasion_house_result: int
+    """The projection's house result of this occasion."""
+    cage_net_on_forms: int
+    """Line 3 of every occasion's GC-7B, summed."""
+    cage_net_projected: int
+    """The projection's chips issued less redeemed, every occasion and none."""
+    tables: tuple[TableToDate, ...]
+
+    @property
+    def house_result_on_forms(self) -> int:
+        return sum(t.drop_on_forms - t.paid_on_forms for t in self.tables)
+
+    @property
+    def house_result_projected(self) -> int:
+        return sum(t.drop_projected - t.paid_projected for t in self.tables)
 
 
 def concluded_on(info: Mapping[str, Any], timezone: str) -> date:
@@ -90,9 +138,9 @@ def due(info: Mapping[str, Any], timezone: str) -> date:
 
 
 def cash_summary(cash_control: CashControl, occasion: str) -> CashSummary:
-    """The occasion's cash control from its bankrolls: the cage's chips issued and
-    redeemed (its ``organization`` row), each table's drop, paid and rounds, and the sum
-    of the players' balances, each summed separately so that the reconciliation checks."""
+    """The occasion's cash control from its bankrolls in the cash control projection: the
+    cage's chips issued and redeemed (its ``organization`` row), each table's drop, paid
+    and rounds."""
     if occasion not in cash_control.occasions:
         raise UnknownOccasion(occasion)
     b = cash_control.occasion_bankrolls(occasion)
@@ -110,16 +158,58 @@ def cash_summary(cash_control: CashControl, occasion: str) -> CashSummary:
         issued=b.organization["issued"],
         redeemed=b.organization["redeemed"],
         tables=tables,
-        held_by_players=sum(p["balance"] for p in b.players.values()),
+    )
+
+
+def reconciliation(
+    cash_control: CashControl, bankrolls: Bankrolls, occasion: str
+) -> Reconciliation:
+    """The occasion's cash control held to the bankroll projection ``bankrolls``: this
+    occasion against the projection's totals of it, and every occasion's GC-7B summed
+    against the projection's cage and tables (:class:`Reconciliation`)."""
+    if occasion not in cash_control.occasions:
+        raise UnknownOccasion(occasion)
+    zero = dict.fromkeys(("issued", "redeemed", "house_win"), 0)
+    own = bankrolls.occasions.get(occasion, zero)
+    summaries = [cash_summary(cash_control, o) for o in cash_control.occasions]
+    on_forms: dict[str, list[int]] = {}
+    for summary in summaries:
+        for t in summary.tables:
+            row = on_forms.setdefault(t.table, [0, 0])
+            row[0] += t.drop
+            row[1] += t.paid
+    tables = tuple(
+        TableToDate(
+            table=table,
+            drop_on_forms=on_forms.get(table, [0, 0])[0],
+            paid_on_forms=on_forms.get(table, [0, 0])[1],
+            drop_projected=bankrolls.tables.get(table, {}).get("handle", 0),
+            paid_projected=bankrolls.tables.get(table, {}).get("paid_out", 0),
+        )
+        for table in sorted(on_forms.keys() | bankrolls.tables.keys())
+    )
+    org = bankrolls.organization
+    return Reconciliation(
+        occasion_cage_net=own["issued"] - own["redeemed"],
+        occasion_house_result=own["house_win"],
+        cage_net_on_forms=sum(s.cage_net for s in summaries),
+        cage_net_projected=org["issued"] - org["redeemed"],
+        tables=tables,
     )
 
 
 def build_gc7b(
-    occasion: str, *, cash_control: CashControl, organization: str, timezone: str
+    occasion: str,
+    *,
+    cash_control: CashControl,
+    bankrolls: Bankrolls,
+    organization: str,
+    timezone: str,
 ) -> Form:
-    """The GC-7B of ``occasion``: Section 1 the cage, Section 2 each table, Section 3 the
-    reconciliation (0 when the cage's net cash is the tables' house result plus the chips
-    the players still hold); due 7 days after the occasion concluded (:func:`due`)."""
+    """The GC-7B of ``occasion``: Section 1 the cage, Section 2 each table, Sections 3 and
+    4 the reconciliation with the bankroll projection ``bankrolls`` (:func:`reconciliation`:
+    this occasion, and every occasion to date); due 7 days after the occasion concluded
+    (:func:`due`)."""
     summary = cash_summary(cash_control, occasion)
     info = cash_control.occasions[occasion]
     start = info.get("starts_at") or info["started"]
@@ -161,12 +251,12 @@ def build_gc7b(
             Line(
                 number="4",
                 label="Drop, all tables",
-                value=Amount(cents=sum(t.drop for t in summary.tables)),
+                value=Amount(cents=summary.drop),
             ),
             Line(
                 number="5",
                 label="Paid, all tables",
-                value=Amount(cents=sum(t.paid for t in summary.tables)),
+                value=Amount(cents=summary.paid),
             ),
             Line(
                 number="6",
@@ -176,27 +266,91 @@ def build_gc7b(
         ),
         note="Drop: the chips wagered at the table; paid: the chips paid back to winners.",
     )
-    reconciliation = Section(
-        title="Section 3. Reconciliation",
+    held = reconciliation(cash_control, bankrolls, occasion)
+    this_occasion = Section(
+        title="Section 3. Reconciliation with the bankroll projection: this occasion",
         lines=(
             Line(
-                number="7", label="Net cash at the cage (3)", value=Amount(cents=summary.cage_net)
+                number="7",
+                label="Net cash at the cage, per the bankroll projection",
+                value=Amount(cents=held.occasion_cage_net),
             ),
             Line(
                 number="8",
-                label="House result of the tables (6)",
-                value=Amount(cents=summary.house_result),
+                label="Difference at the cage (3 - 7; 0 when it reconciles)",
+                value=Amount(cents=summary.cage_net - held.occasion_cage_net),
             ),
             Line(
                 number="9",
-                label="Chips held by players: at the end less at the start",
-                value=Amount(cents=summary.held_by_players),
+                label="House result of the tables, per the bankroll projection",
+                value=Amount(cents=held.occasion_house_result),
             ),
             Line(
                 number="10",
-                label="Difference (7 - 8 - 9; 0 when it reconciles)",
-                value=Amount(cents=summary.difference),
+                label="Difference at the tables (6 - 9; 0 when it reconciles)",
+                value=Amount(cents=summary.house_result - held.occasion_house_result),
             ),
+        ),
+    )
+    to_date = Section(
+        title="Section 4. Reconciliation with the bankroll projection: every occasion to date",
+        table=Table(
+            columns=(
+                "Table",
+                "Drop, GC-7Bs",
+                "Drop, projection",
+                "Paid, GC-7Bs",
+                "Paid, projection",
+                "Difference",
+            ),
+            rows=tuple(
+                (
+                    t.table,
+                    Amount(cents=t.drop_on_forms),
+                    Amount(cents=t.drop_projected),
+                    Amount(cents=t.paid_on_forms),
+                    Amount(cents=t.paid_projected),
+                    Amount(cents=t.difference),
+                )
+                for t in held.tables
+            ),
+        ),
+        lines=(
+            Line(
+                number="11",
+                label="Net cash at the cage, line 3 of every occasion's GC-7B",
+                value=Amount(cents=held.cage_net_on_forms),
+            ),
+            Line(
+                number="12",
+                label="Net cash at the cage, per the bankroll projection",
+                value=Amount(cents=held.cage_net_projected),
+            ),
+            Line(
+                number="13",
+                label="Difference at the cage (11 - 12; 0 when it reconciles)",
+                value=Amount(cents=held.cage_net_on_forms - held.cage_net_projected),
+            ),
+            Line(
+                number="14",
+                label="House result of the tables, line 6 of every occasion's GC-7B",
+                value=Amount(cents=held.house_result_on_forms),
+            ),
+            Line(
+                number="15",
+                label="House result of the tables, per the bankroll projection",
+                value=Amount(cents=held.house_result_projected),
+            ),
+            Line(
+                number="16",
+                label="Difference at the tables (14 - 15; 0 when it reconciles)",
+                value=Amount(cents=held.house_result_on_forms - held.house_result_projected),
+            ),
+        ),
+        note=(
+            "A difference in lines 13 or 16 is money the bankroll projection holds that no "
+            "occasion's GC-7B shows: chips sold or bets made before the log's first "
+            "occasion began."
         ),
     )
     return Form(
@@ -210,7 +364,7 @@ def build_gc7b(
             ("License number", info.get("license_number", "")),
             ("License period", key.replace("_", " to ")),
         ),
-        sections=(cage, tables, reconciliation),
+        sections=(cage, tables, this_occasion, to_date),
         notes=(
             "The GC-7B's field list was not found: these lines are laid out from the "
             "bankroll projection, to be matched against the blank form (docs/FORMS.md).",

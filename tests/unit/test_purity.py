@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORTS = ("form", "due", "gc7", "gc7b", "catalog")
+REPORTS = ("form", "due", "gc7", "gc7b", "gc7r", "catalog")
 """The forms' builders and their catalog (docs/FORMS.md): dates, never the clock."""
 PURE = [
     *sorted((ROOT / "events").glob("*.py")),

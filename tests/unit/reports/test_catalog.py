@@ -14,11 +14,12 @@ from tests.unit.reports.nights import fold, license_recorded, occasion_started, 
 
 
 def inputs(entries: list[tuple[str, str, dict[str, object], int]]) -> ReportInputs:
-    _b, cash, expenses, sheets = fold(entries)  # type: ignore[arg-type]
+    bankrolls, cash, expenses, sheets = fold(entries)  # type: ignore[arg-type]
     return ReportInputs(
         organization="St. Mary's",
         timezone="America/New_York",
         cash_control=cash,
+        bankrolls=bankrolls,
         expenses=expenses,
         control_sheets=sheets,
     )
@@ -80,6 +81,7 @@ def test_each_raffle_round_drawn_owes_a_gc7r_and_each_quarter_of_the_period_a_gc
         organization=night.organization,
         timezone=night.timezone,
         cash_control=night.cash_control,
+        bankrolls=night.bankrolls,
         expenses=night.expenses,
         control_sheets=night.control_sheets,
         raffles=raffles(("qoh", queen_of_hearts())),
