@@ -43,6 +43,8 @@ from services.dashboard import (
     dashboard_view,
 )
 from services.deadlines import Deadlines
+from services.expenses.actor import calendar_of
+from services.expenses.rules import Calendar
 from services.gateway.auth import Principal
 from services.gateway.metrics import Metrics
 from services.gateway.revocations import Revocations
@@ -243,6 +245,7 @@ class Runtime:
             on_batch=self.metrics.observe_batch,
             chance=ServerChance(seal_key(self.secret), self.rng),
         )
+        self.supervisor.expense_calendar = self._expense_calendar
         await self.supervisor.start()
         self.cluster = ClusterNode(
             redis=self.redis,
@@ -376,6 +379,17 @@ class Runtime:
             now_ms(),
             self.round_tally,
             [r.view() for r in self.due_reports()],
+        )
+
+    def _expense_calendar(self) -> Calendar:
+        """The occasions and license periods the log started, as this process's cash
+        control has folded them, for the expense rules (``services.expenses.actor``)."""
+        night, cash = self.night, self.cash_control
+        return calendar_of(
+            cash.occasions,
+            [(p["period_start"], p["period_end"]) for p in cash.periods.values()],
+            occasion=night.occasion,
+            period=(night.period_start, night.period_end),
         )
 
     def report_inputs(self) -> ReportInputs:

@@ -36,7 +36,8 @@ from services.bell_jars.state import DealState
 from services.broker import Broker
 from services.cage.actor import CageRules
 from services.chance import ServerChance
-from services.expenses.actor import ExpenseRules
+from services.expenses.actor import ExpenseRules, calendar_of
+from services.expenses.rules import Calendar
 from services.license import LicenseRules, RecordLicense, StartOccasion
 from services.mailbox import MailboxFull
 from services.night import Night
@@ -99,6 +100,11 @@ class Supervisor:
         self.started = False
         self.on_drop: Callable[[str], None] | None = None
         """Told the stream of a raffle actor dropped after a refused setup."""
+        self.expense_calendar: Callable[[], Calendar] = lambda: calendar_of(
+            {}, (), occasion=night.occasion, period=(night.period_start, night.period_end)
+        )
+        """What the log started, for the expense rules (the runtime gives its cash
+        control's; until then the night's own occasion and period)."""
         self._locks: dict[str, asyncio.Lock] = {}
 
         def make(stream: str, rules: Any) -> Actor[Any, Any]:
@@ -151,7 +157,7 @@ class Supervisor:
             self._make(stream, SerialRegistryRules())
             return True
         if stream == EXPENSES:  # made at the first expense: a night without any has none
-            self._make(stream, ExpenseRules(self.night.period_start, self.night.period_end))
+            self._make(stream, ExpenseRules(lambda: self.expense_calendar()))
             return True
         return False
 

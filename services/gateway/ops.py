@@ -363,6 +363,13 @@ def _occasion(msg: Mapping[str, Any], name: str) -> str | None:
     return named
 
 
+def _license_period(msg: Mapping[str, Any], name: str) -> str | None:
+    named = msg[name]
+    if named is not None and not (isinstance(named, str) and 0 < len(named) <= 64):
+        raise ProtocolError("bad_request", f"field {name!r} must be 1 to 64 characters")
+    return named
+
+
 def _flag(msg: Mapping[str, Any], name: str) -> bool:
     value = msg[name]
     if not isinstance(value, bool):
@@ -498,8 +505,11 @@ def _setup_raffle(a: Args, ctx: OpContext) -> SetupRaffle:
 
 def _record_expense(a: Args, ctx: OpContext) -> RecordExpense:
     """An expense for an occasion is for the night's unless it names another; one for the
-    license period names none. Checked here as the rules check it, so a refusal is
-    ``bad_request`` before any actor sees it and changes nothing."""
+    license period names none, and may name its period (``license_period``, the GC-7's
+    key; default the night's). Checked here as the rules check it, so a refusal is
+    ``bad_request`` before any actor sees it and changes nothing; whether the occasion or
+    the period is one the log started the actor's rules decide (``unknown_occasion``,
+    ``unknown_license_period``)."""
     covers = a["covers"]
     named = a["occasion"]
     if covers == "license_period" and named is not None:
@@ -514,6 +524,7 @@ def _record_expense(a: Args, ctx: OpContext) -> RecordExpense:
         occasion=(named or ctx.occasion) if covers == "occasion" else None,
         recorded_by=ctx.who.sub,
         now_ms=ctx.now_ms,
+        license_period=a["license_period"],
     )
     try:
         check_expense(command)
@@ -926,6 +937,7 @@ OP_LIST: tuple[Op, ...] = (
             choice("category", tuple(CATEGORIES)),
             choice("covers", COVERS, default="occasion"),
             Field("occasion", _occasion, required=False, default=None),
+            Field("license_period", _license_period, required=False, default=None),
         ),
         build=_record_expense,
     ),

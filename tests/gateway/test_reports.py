@@ -66,11 +66,27 @@ async def test_an_expense_is_recorded_once_and_shows_on_the_gc7(server: LiveServ
     assert again["result"] == first["result"]  # the same command: applied once
     rent = {**EXPENSE, "payee": "Hall Co", "category": "rent", "amount": 50_000}
     assert (
-        await mic.send({"op": "record_expense", "id": "e-2", **rent, "covers": "license_period"})
+        await mic.send(
+            {
+                "op": "record_expense",
+                "id": "e-2",
+                **rent,
+                "covers": "license_period",
+                "license_period": PERIOD,
+            }
+        )
     )["ok"]
     events = await server.runtime.store.read(EXPENSES)
     assert [e.data["number"] for e in events] == [1, 2]
     assert events[0].data["occasion"] == "night-1" and events[1].data["occasion"] is None
+    # Each on the GC-7 of its period: the occasion's, and the one named.
+    ran = server.runtime.cash_control.occasions["night-1"]
+    for e in events:
+        assert (e.data["period_start"], e.data["period_end"]) == (
+            ran["period_start"],
+            ran["period_end"],
+        )
+        assert f"{e.data['period_start']}_{e.data['period_end']}" == PERIOD
     await caught_up(server)
 
     status, listing = await server.get("/api/reports", MIC)
@@ -140,6 +156,19 @@ async def test_a_bad_expense_is_bad_request_and_changes_nothing(server: LiveServ
         reply = await client.send({"op": "record_expense", "id": "x", **EXPENSE})
         assert reply["error"]["code"] == "forbidden", reply
         assert reply["error"]["message"] == "record_expense is for the member in charge"
+    # An occasion the log did not start, a period it did not record: refused by the rules.
+    unknown: list[tuple[dict[str, Any], str]] = [
+        ({**EXPENSE, "occasion": "night-0"}, "unknown_occasion"),
+        (
+            {**EXPENSE, "covers": "license_period", "license_period": "2025-01-01_2025-12-31"},
+            "unknown_license_period",
+        ),
+        ({**EXPENSE, "license_period": PERIOD}, "bad_request"),  # an occasion's is its own
+        ({**EXPENSE, "covers": "license_period", "license_period": 7}, "bad_request"),
+    ]
+    for i, (fields, code) in enumerate(unknown):
+        reply = await mic.send({"op": "record_expense", "id": f"unknown-{i}", **fields})
+        assert not reply["ok"] and reply["error"]["code"] == code, (fields, reply)
     assert await expenses_head(server) == before == (0, 0)
     # A refused id is not spent on a refusal: the good command under it is applied.
     assert (await mic.send({"op": "record_expense", "id": "bad-0", **EXPENSE}))["ok"]
