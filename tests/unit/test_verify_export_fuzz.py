@@ -237,3 +237,35 @@ def test_every_damaged_field_is_named_and_never_a_traceback(
             assert status == (1 if problems else 0), why
         failed += status
     assert failed > 200  # most damage is refused even when re-signed
+
+
+def test_lines_no_json_reader_can_take_and_a_kept_checkpoint_nested_too_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line nested deeper than any reader recurses, a number of 100,000 digits, a line
+    that is not UTF-8, an event whose data is nested deep enough to exhaust the encoder:
+    each is that line's problem; a ``--checkpoint`` file nested too deep cannot be read
+    (status 2), never a traceback."""
+    verify_export = tool()
+    key = Ed25519PrivateKey.generate()
+    docs = whole_export(key)
+    docs[5]["event"]["data"] = json.loads("[" * 900 + "]" * 900)
+    lines = signed(docs, key)
+    odd = {
+        3: b"[" * 200_000 + b"]" * 200_000 + b"\n",
+        4: b'{"kind":"event","event":' + b"9" * 100_000 + b"}\n",
+        7: b'{"kind":"event","event":"\xff\xfe"}\n',
+    }
+    for index, line in odd.items():
+        lines[index] = line
+    status, text = run(verify_export, tmp_path / "odd.jsonl", lines, capsys)
+    assert status == 1, text
+    problems = [x for x in text.splitlines() if x.startswith("BROKEN")]
+    for index in odd:
+        assert any(f"line {index + 1}:" in p for p in problems), (index, text)
+    assert any(p.startswith("BROKEN  table:r-1 seq 3: ") for p in problems), text
+    assert not any("cannot be checked" in p for p in problems), text
+    kept = tmp_path / "kept.json"
+    kept.write_text("[" * 200_000 + "]" * 200_000)
+    assert verify_export.main([str(tmp_path / "odd.jsonl"), "--checkpoint", str(kept)]) == 2
+    assert "verify_export.py:" in capsys.readouterr().err
