@@ -276,8 +276,9 @@ def _quote(value: Any) -> str:
     return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
 
 
-def _why(error: BaseException) -> str:
-    """An exception's message as a problem quotes it, cut to :data:`MAX_QUOTED`."""
+def _why(error: BaseException | Any) -> str:
+    """An exception's message (or any value as text) as a problem quotes it, cut to
+    :data:`MAX_QUOTED`."""
     text = str(error)
     return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
 
@@ -571,7 +572,7 @@ class Verifier:
             self._checkpoint(kept, f"your {name}")
         if doc.get("fingerprint") != fingerprint(key):
             self.problem(
-                f"line {number}: the key's fingerprint is not {_quote(doc.get('fingerprint'))}"
+                f"line {number}: the key's fingerprint is not {_why(doc.get('fingerprint'))}"
             )
         if self.expected_key is not None and fingerprint(self.expected_key) != fingerprint(key):
             self.problem(
@@ -603,7 +604,7 @@ class Verifier:
         ):
             named = body.get("key")
             if named != fingerprint(self.key):
-                why = f"it names key {_quote(named)}, not the export's key {fingerprint(self.key)}"
+                why = f"it names key {_why(named)}, not the export's key {fingerprint(self.key)}"
             else:
                 why = "its signature does not verify: it was forged or edited"
             self.problem(f"{title}: {why}")
@@ -640,7 +641,7 @@ class Verifier:
         if recomputed != stated:
             self.problem(
                 f"{where}: edited: its contents hash to {recomputed[:16]}…, it carries "
-                f"{_quote(stated)[:17]}… (line {number})"
+                f"{_why(stated)[:16]}… (line {number})"
             )
         state = self.streams.get(stream)
         last_seq = 0 if state is None else state["last_seq"]
@@ -650,7 +651,7 @@ class Verifier:
             self.problem(f"{where}: no org-log id (line {number})")
         elif self.last_log is not None and position <= self.last_log and seq > last_seq:
             self.problem(
-                f"{where}: its log id {_quote(event['log_id'])} is not after the one before it: "
+                f"{where}: its log id {_why(event['log_id'])} is not after the one before it: "
                 "out of log order"
             )
         if position is not None and (self.last_log is None or position > self.last_log):
@@ -694,8 +695,8 @@ class Verifier:
                 wagered = sum(line["amount"] for line in lines)
                 if (paid, wagered) != (data.get("paid"), data.get("wagered")):
                     self.problem(
-                        f"{where}: {kind} says wagered {_quote(data.get('wagered'))}, paid "
-                        f"{_quote(data.get('paid'))}; its lines add up to wagered {wagered}, "
+                        f"{where}: {kind} says wagered {_why(data.get('wagered'))}, paid "
+                        f"{_why(data.get('paid'))}; its lines add up to wagered {wagered}, "
                         f"paid {paid}"
                     )
             self.totals.add(event)
