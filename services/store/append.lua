@@ -1,12 +1,13 @@
 -- Append a batch of commands' events to one aggregate stream, atomically (docs/ARCHITECTURE.md, "The append script").
 -- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index,
---       7 the stream's lease
+--       7 the stream's lease, 8 the stream's round index (docs/AUDIT.md, "Game recall")
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
 --       5 the batch, one msgpack array (one argument, so the client packs one string):
 --         [[idempotency key, stored result, [[player, signed cents], ...],
---           [event payload, ...]], ...]
+--           [event payload, ...], [[round, seq] of each RoundOpened, as text, ...]], ...]
 --       6 the stream's last hash after the batch
 --       7 the lease value the writer holds ('' : no lease, allowed only while none exists)
+--       8 '1' when the stream keeps a round index (a table's), else ''
 -- Replies: {"ok", log_id...} | {"conflict", version, last_hash} | {"duplicate", index}
 --          | {"insufficient", index, player} | {"fenced", current lease value or ''}
 local lease = redis.call('GET', KEYS[7]) or ''
@@ -22,7 +23,8 @@ end
 
 local commands = {}
 for c, raw in ipairs(cmsgpack.unpack(ARGV[5])) do
-  commands[c] = {key = raw[1], result = raw[2], moves = raw[3], events = raw[4]}
+  commands[c] = {key = raw[1], result = raw[2], moves = raw[3], events = raw[4],
+                 rounds = raw[5] or {}}
 end
 
 -- Pass 1: nothing is written unless every command is new and every balance stays >= 0.
@@ -56,6 +58,9 @@ for _, cmd in ipairs(commands) do
     redis.call('XADD', KEYS[1], '0-' .. seq, 'e', payload, 'l', log_id)
     reply[#reply + 1] = log_id
   end
+  for _, mark in ipairs(cmd.rounds) do
+    redis.call('ZADD', KEYS[8], mark[1], mark[2])
+  end
   if cmd.key ~= '' then
     redis.call('HSET', KEYS[4], cmd.key, cmd.result)
   end
@@ -63,5 +68,9 @@ end
 if seq ~= version then
   redis.call('HSET', KEYS[2], 'v', seq, 'h', ARGV[6])
   redis.call('SADD', KEYS[6], ARGV[1])
+  if version == 0 and ARGV[8] == '1' then
+    -- Begun here: every RoundOpened of the stream goes through this script, so its index is whole.
+    redis.call('ZADD', KEYS[8], 0, 'complete')
+  end
 end
 return reply
