@@ -340,7 +340,9 @@ def _log_position(log_id: Any) -> tuple[int, int] | None:
     if not isinstance(log_id, str):
         return None
     ms, _, n = log_id.partition("-")
-    if not (ms.isdigit() and n.isdigit()):
+    # ASCII digits only (int() refuses other digits), and no longer than Redis's 64-bit ids
+    # (int() refuses a text of thousands of digits).
+    if not all(part.isascii() and part.isdigit() and len(part) <= 20 for part in (ms, n)):
         return None
     return int(ms), int(n)
 

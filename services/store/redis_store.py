@@ -409,14 +409,18 @@ class EventStore:
         pipe.zscore(key, ROUND_INDEX_COMPLETE)
         exact, before, after, complete = await pipe.execute()
 
+        def seq(member: Any) -> int | None:
+            text = _s(member)
+            return int(text) if text.isascii() and text.isdigit() and len(text) <= 19 else None
+
         def mark(found: Any) -> tuple[int, int] | None:
-            if not found:
-                return None
+            if not found or seq(found[0][0]) is None:
+                return None  # none, or not a seq: the recall searches instead
             member, score = found[0]
             return int(score), int(_s(member))
 
         return RoundMarks(
-            exact=int(_s(exact[0])) if exact else None,
+            exact=seq(exact[0]) if exact else None,
             before=mark(before),
             after=mark(after),
             complete=complete is not None,
