@@ -65,7 +65,8 @@ NIGHT: list[tuple[str, str, dict[str, Any]]] = [
 HUGE = 10**30
 DAMAGES: list[Any] = [
     "1", "", "x" * 5000, "9" * 5000 + "-1", "1²-1", -1, 0, HUGE, -HUGE, 2**64, 1.5,
-    float("inf"), float("nan"), True, False, None, [], {}, [1, "a"], [{}], [[1]], {"a": 1}, {"paid": "1"},
+    float("inf"), float("nan"), True, False, None, [], {}, [1, "a"], [{}], [[1]],
+    {"a": 1}, {"paid": "1"},
     json.loads("[" * 40 + "]" * 40),
 ]  # fmt: skip
 """What a damaged field becomes: text where a number is, a number too big for msgpack or
