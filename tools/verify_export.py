@@ -279,7 +279,11 @@ def _quote(value: Any) -> str:
 def _why(error: BaseException | Any) -> str:
     """An exception's message (or any value as text) as a problem quotes it, cut to
     :data:`MAX_QUOTED`."""
-    text = str(error)
+    if isinstance(error, KeyError) and error.args and isinstance(error.args[0], str):
+        text = error.args[0]  # str() of a KeyError is the repr of its key
+        text = text if text.startswith("settlement line") else repr(text)
+    else:
+        text = str(error)
     return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
 
 
@@ -594,6 +598,8 @@ class Verifier:
                 raise TypeError("counter or log")
             if not all(type(s) is int and isinstance(h, str) for s, h in streams.values()):
                 raise TypeError("a head")
+            if "" in streams:
+                raise ValueError("a stream with no name")
         except (KeyError, TypeError, ValueError, AttributeError):
             self.problem(f"{_place(number)}: not a signed checkpoint")
             return

@@ -120,26 +120,46 @@ def whole_export(key: Ed25519PrivateKey) -> list[dict[str, Any]]:
     return docs
 
 
-def signed(docs: list[dict[str, Any]], key: Ed25519PrivateKey) -> list[bytes]:
-    """The lines of ``docs`` as the key's holder would write them: every event's hash, the
-    checkpoint's signature and the trailer's digest and signature made to match."""
-    for doc in docs:
+def signed(
+    docs: list[dict[str, Any]], key: Ed25519PrivateKey, damaged: frozenset[int] = frozenset()
+) -> list[bytes]:
+    """The lines of ``docs`` as the key's holder would write them: every event re-chained
+    (its ``prev_hash`` the hash before it, unless it is one of the ``damaged`` lines) and
+    re-hashed, the checkpoint's heads (unless damaged) and signature, the trailer's counts
+    and streams (unless damaged), digest and signature made to match."""
+    heads: dict[str, tuple[int, str]] = {}
+    events = 0
+    for i, doc in enumerate(docs):
         event = doc.get("event")
         if doc.get("kind") == "event" and isinstance(event, dict):
+            events += 1
+            stream = event.get("stream")
+            if i not in damaged and isinstance(stream, str):
+                event["prev_hash"] = heads.get(stream, (0, GENESIS_HASH))[1]
             try:
                 fields = {k: event[k] for k in (*anchor_fields(), "data")}
                 event["hash"] = chain_hash(**fields)
+                if isinstance(stream, str):
+                    heads[stream] = (event["seq"], event["hash"])
             except Exception:  # a field missing or unhashable: the damage stays
                 pass
+    for i, doc in enumerate(docs):
         checkpoint = doc.get("checkpoint")
         if doc.get("kind") == "checkpoint" and isinstance(checkpoint, dict):
             body = checkpoint.get("body")
             if isinstance(body, dict):
+                if i not in damaged:
+                    body["streams"] = {n: {"seq": q, "hash": h} for n, (q, h) in heads.items()}
                 message = anchor.canonical(body)
                 checkpoint["signature"] = base64.b64encode(key.sign(message)).decode()
     lines = [line_bytes(d) for d in docs[:-1]]
     trailer = docs[-1]
     if isinstance(trailer, dict) and trailer.get("kind") == "trailer":
+        if len(docs) - 1 not in damaged:
+            trailer["lines"], trailer["events"] = len(lines), events
+            trailer["streams"] = {
+                n: {"events": q, "last_seq": q, "last_hash": h} for n, (q, h) in heads.items()
+            }
         trailer["sha256"] = hashlib.sha256(b"".join(lines)).hexdigest()
         trailer.pop("signature", None)
         trailer["signature"] = base64.b64encode(key.sign(trailer_signed_bytes(trailer))).decode()
@@ -222,7 +242,8 @@ def test_every_damaged_field_is_named_and_never_a_traceback(
         # Edited: one line, 1 to 3 of its fields; re-signed: also up to 2 fields elsewhere.
         others = [rng.randrange(len(docs)) for _ in range(rng.randrange(3) if resign else 0)]
         done = [damage(docs[i], rng) for i in [index] * rng.randint(1, 3) + others]
-        lines = signed(docs, key) if resign else [*original[:index], line_bytes(docs[index])]
+        hit = frozenset([index, *others])
+        lines = signed(docs, key, hit) if resign else [*original[:index], line_bytes(docs[index])]
         if not resign:
             lines += original[index + 1 :]
         if lines == original:
