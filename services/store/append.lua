@@ -4,10 +4,12 @@
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
 --       5 the batch, one msgpack array (one argument, so the client packs one string):
 --         [[idempotency key, stored result, [[player, signed cents], ...],
---           [event payload, ...], [[round, seq] of each RoundOpened, as text, ...]], ...]
+--           [event payload, ...]], ...]
 --       6 the stream's last hash after the batch
 --       7 the lease value the writer holds ('' : no lease, allowed only while none exists)
 --       8 '1' when the stream keeps a round index (a table's), else ''
+--       9 the round index's new entries, one msgpack array [[round, seq], ...] of each
+--         RoundOpened of the batch (as text), or '' for none
 -- Replies: {"ok", log_id...} | {"conflict", version, last_hash} | {"duplicate", index}
 --          | {"insufficient", index, player} | {"fenced", current lease value or ''}
 local lease = redis.call('GET', KEYS[7]) or ''
@@ -23,8 +25,7 @@ end
 
 local commands = {}
 for c, raw in ipairs(cmsgpack.unpack(ARGV[5])) do
-  commands[c] = {key = raw[1], result = raw[2], moves = raw[3], events = raw[4],
-                 rounds = raw[5] or {}}
+  commands[c] = {key = raw[1], result = raw[2], moves = raw[3], events = raw[4]}
 end
 
 -- Pass 1: nothing is written unless every command is new and every balance stays >= 0.
@@ -58,9 +59,6 @@ for _, cmd in ipairs(commands) do
     redis.call('XADD', KEYS[1], '0-' .. seq, 'e', payload, 'l', log_id)
     reply[#reply + 1] = log_id
   end
-  for _, mark in ipairs(cmd.rounds) do
-    redis.call('ZADD', KEYS[8], mark[1], mark[2])
-  end
   if cmd.key ~= '' then
     redis.call('HSET', KEYS[4], cmd.key, cmd.result)
   end
@@ -68,6 +66,11 @@ end
 if seq ~= version then
   redis.call('HSET', KEYS[2], 'v', seq, 'h', ARGV[6])
   redis.call('SADD', KEYS[6], ARGV[1])
+  if ARGV[9] ~= '' then
+    for _, mark in ipairs(cmsgpack.unpack(ARGV[9])) do
+      redis.call('ZADD', KEYS[8], mark[1], mark[2])
+    end
+  end
   if version == 0 and ARGV[8] == '1' then
     -- Begun here: every RoundOpened of the stream goes through this script, so its index is whole.
     redis.call('ZADD', KEYS[8], 0, 'complete')

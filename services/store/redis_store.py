@@ -64,8 +64,6 @@ class CommandWrite:
     events: Sequence[Envelope] = ()
     moves: Sequence[BalanceMove] = ()
     packed: bytes = field(init=False, repr=False, compare=False)
-    """``[key, result, moves, events, rounds]``: ``rounds`` the ``[round, seq]`` (as text,
-    exact in Lua whatever their size) of each ``RoundOpened`` among the events."""
 
     def __post_init__(self) -> None:
         for m in self.moves:
@@ -74,18 +72,7 @@ class CommandWrite:
             if type(m.delta) is not int or abs(m.delta) > MAX_MOVE:
                 raise OverflowError(f"balance move {m.delta!r} is not a whole number of cents")
         # A move is a named tuple: msgpack writes it as the array [player, delta].
-        rounds = [
-            [str(env.data["round"]), str(env.seq)]
-            for env in self.events
-            if env.type == ROUND_OPENED and type(env.data.get("round")) is int
-        ]
-        item = [
-            self.key,
-            self.result,
-            list(self.moves),
-            [encode(env) for env in self.events],
-            rounds,
-        ]
+        item = [self.key, self.result, list(self.moves), [encode(env) for env in self.events]]
         # The old msgpack spec (no bin type): the cmsgpack of Redis 6.2 reads only raw strings.
         object.__setattr__(self, "packed", _pack_old_spec(item))
 
@@ -336,9 +323,16 @@ class EventStore:
         script writes nothing and answers :class:`Fenced` unless the lease key holds exactly
         that value; ``''`` (no lease) is allowed only while the stream has no lease."""
         last_hash = expected.last_hash
+        rounds: list[list[str]] = []
         for cmd in commands:
             if cmd.events:
                 last_hash = cmd.events[-1].hash
+                # The round index's entries, as text (exact in Lua whatever their size).
+                rounds += [
+                    [str(env.data["round"]), str(env.seq)]
+                    for env in cmd.events
+                    if env.type == ROUND_OPENED and type(env.data.get("round")) is int
+                ]
         packed = _array_header(len(commands)) + b"".join(cmd.packed for cmd in commands)
         args = [
             stream,
@@ -349,6 +343,7 @@ class EventStore:
             last_hash,
             lease,
             "1" if stream.startswith(ROUND_INDEXED) else "",
+            _pack_old_spec(rounds) if rounds else "",
         ]
         reply = await self.writer.call(
             [
