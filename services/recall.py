@@ -4,12 +4,14 @@
 (docs/AUDIT.md, "Game recall"). :func:`recall_round` is the pure builder: from the events
 of one round it gives the bets, every step and card, the outcome and its source, the
 settlement, the voids and cancellations, each with who did it (the envelope's actor) and
-when (its ts). :func:`read_round` finds those events in the table's stream with a bounded
-number of reads, whatever the number of rounds the table played: the stream's entry ids are
-its seqs (``0-<seq>``) and a table's round numbers never go down along its stream, so a
-binary search over the seqs finds the round's ``RoundOpened`` in about log2(events) short
-range reads (:data:`PROBE_PAGE` entries each), then range reads of growing size (at
-most :data:`MAX_ROUND_EVENTS` events in all) take the round.
+when (its ts). :func:`read_round` finds those events in the table's stream in at most
+:data:`MAX_RECALL_READS` reads, whatever the stream holds: the table's round index (a sorted
+set the append script writes with each ``RoundOpened``, ``keys.rounds``) gives the seq of
+the round's ``RoundOpened``, checked against the event; where it does not place the round
+(a stream begun before the index was kept), a binary search over the seqs (a table's round
+numbers never go down along its stream) of at most :data:`MAX_SEARCH_READS` probes of
+:data:`PROBE_PAGE` entries, refused past them (:class:`RecallTooCostly`); then range reads
+of growing size (at most :data:`MAX_ROUND_EVENTS` events) take the round.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import asyncio
 import datetime
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +31,14 @@ from services.aggregates import table_stream
 from services.store.redis_store import EventStore
 
 PROBE_PAGE = 8
-"""Entries one probe of the binary search reads: enough to step over the few events of a
-table that belong to no round (a shuffle, a seating, a restock) in one read."""
+"""Entries one probe of the search reads: enough to step over the few events of a table
+that belong to no round (a shuffle, a seating, a restock) in one read."""
+MAX_SEARCH_READS = 40
+"""The most probes one recall's search may read, when the table's round index does not
+place the round (a stream begun before the index was kept; an entry that does not match
+its event): enough for the binary search of a stream of 2^40 events whose rounds are
+close together. A search that runs out (long runs of events of no round) answers
+:class:`RecallTooCostly`, never more reads."""
 MAX_ROUND_EVENTS = 20_000
 """The most events one recall reads after the round's ``RoundOpened``: a round of
 thousands of bets fits; a longer one is answered cut short (``complete`` false)."""
@@ -39,6 +47,30 @@ FIRST_ROUND_PAGE = 64
 takes twice as many, up to :data:`LAST_ROUND_PAGE`, so a short round does not pay for
 reading the rounds after it."""
 LAST_ROUND_PAGE = 2048
+AFTER_END_EVENTS = 16
+"""The events of no round after the round's end that a recall shows ("after the round": a
+retired shoe revealed, a prize limit reached, the table closed, which come right after
+it); a longer run before the next round (a dealer's seatings) is not read further."""
+
+
+def _round_reads() -> int:
+    """The most reads the round itself takes: pages of 64, 128, … 2,048 entries until
+    :data:`MAX_ROUND_EVENTS`, plus the read that finds the stream's end."""
+    reads, size, taken = 0, FIRST_ROUND_PAGE, 0
+    while taken < MAX_ROUND_EVENTS:
+        reads, taken, size = reads + 1, taken + size, min(2 * size, LAST_ROUND_PAGE)
+    return reads + 1
+
+
+MAX_ROUND_READS = _round_reads()
+"""The most reads that take the round once its ``RoundOpened`` is found (15)."""
+MAX_RECALL_READS = 1 + 1 + 1 + MAX_SEARCH_READS + MAX_ROUND_READS
+"""Every read one recall may make, whatever the stream holds: the table's ``TableOpened``,
+one round trip to the round index, the read that checks the indexed ``RoundOpened``, at
+most :data:`MAX_SEARCH_READS` probes and :data:`MAX_ROUND_READS` reads of the round (58).
+With the index whole (every table stream the append script began), a recall takes 3 reads
+and those of its round: 4 for a round of a few bets, whatever the stream holds between
+rounds."""
 MAX_ROUND_NUMBER = 2**53 - 1
 """The largest round number a request may name (the protocol's largest safe integer)."""
 
@@ -61,6 +93,12 @@ class RoundSpan:
     events: tuple[Envelope, ...]
     reads: int
     cut_short: bool
+
+
+class RecallTooCostly(Exception):
+    """The round could not be placed within :data:`MAX_SEARCH_READS` probes (a stream with
+    no complete round index and long runs of events of no round): the recall is refused
+    (``unavailable``) rather than read without bound."""
 
 
 def parse_round_number(text: str) -> int | None:
@@ -88,8 +126,11 @@ def _first_round(page: Sequence[Envelope]) -> int | None:
 
 async def read_round(store: EventStore, table: str, number: int, head: int) -> RoundSpan | None:
     """The events of round ``number`` of ``table``, whose stream holds ``head`` events;
-    None when the stream holds no such round. Reads O(log head) pages of
-    :data:`PROBE_PAGE` entries, then at most :data:`MAX_ROUND_EVENTS` entries."""
+    None when the stream holds no such round. At most :data:`MAX_RECALL_READS` reads:
+    the round index (``keys.rounds``, kept by the append script) gives the seq of the
+    round's ``RoundOpened``, checked against the event itself; where it does not place the
+    round, a binary search over the seqs between the nearest indexed rounds, of at most
+    :data:`MAX_SEARCH_READS` probes (:class:`RecallTooCostly` past them)."""
     stream = table_stream(table)
     reads = 0
 
@@ -100,11 +141,49 @@ async def read_round(store: EventStore, table: str, number: int, head: int) -> R
             decode(raw, log_id) for _i, raw, log_id in await store.read_raw(stream, after, limit)
         ]
 
+    if head < 1:
+        return None
+    first = await page(0, 1)
+    opened = first[0] if first and first[0].type == "TableOpened" else None
+    marks = await store.round_marks(stream, number)
+    reads += 1
+    start: int | None = None
+    if marks.exact is not None and 1 <= marks.exact <= head:
+        got = await page(marks.exact - 1, 1)
+        if got and got[0].type == "RoundOpened" and _round_of(got[0]) == number:
+            start = marks.exact
+    if start is None:
+        if marks.complete and marks.exact is None:
+            return None  # every round of the stream is indexed: this one was never opened
+        lo = marks.before[1] + 1 if marks.before is not None else 1
+        hi = min(marks.after[1], head + 1) if marks.after is not None else head + 1
+        start = await _search(page, number, lo, max(lo, hi), head)
+        if start is None:
+            return None
+    return await _take_round(page, opened, number, start, head, lambda: reads)
+
+
+async def _search(
+    page: Callable[[int, int], Awaitable[list[Envelope]]],
+    number: int,
+    lo: int,
+    hi: int,
+    head: int,
+) -> int | None:
+    """The seq in ``[lo, hi)`` from which the next event of a round is of round >=
+    ``number`` (None past ``head``): a binary search whose probes read :data:`PROBE_PAGE`
+    entries each, at most :data:`MAX_SEARCH_READS` in all (:class:`RecallTooCostly`)."""
+    probes = 0
+
     async def round_at_or_after(seq: int) -> int:
         """The round of the first event at seq >= ``seq`` that has one (past the end:
         beyond every round)."""
+        nonlocal probes
         after = seq - 1
         while after < head:
+            if probes == MAX_SEARCH_READS:
+                raise RecallTooCostly(f"round {number} not placed in {MAX_SEARCH_READS} reads")
+            probes += 1
             got = await page(after, PROBE_PAGE)
             if not got:
                 break
@@ -114,30 +193,40 @@ async def read_round(store: EventStore, table: str, number: int, head: int) -> R
             after = got[-1].seq
         return MAX_ROUND_NUMBER + 1
 
-    if head < 1:
-        return None
-    first = await page(0, 1)
-    opened = first[0] if first and first[0].type == "TableOpened" else None
-    # The smallest seq from which the next event of a round is of round >= number.
-    lo, hi = 1, head + 1
     while lo < hi:
         mid = (lo + hi) // 2
         if await round_at_or_after(mid) >= number:
             hi = mid
         else:
             lo = mid + 1
-    if lo > head:
-        return None
+    return lo if lo <= head else None
+
+
+async def _take_round(
+    page: Callable[[int, int], Awaitable[list[Envelope]]],
+    opened: Envelope | None,
+    number: int,
+    start: int,
+    head: int,
+    reads: Callable[[], int],
+) -> RoundSpan | None:
+    """The round's events from seq ``start`` (its ``RoundOpened``, or the events of no
+    round before it) to the next round's ``RoundOpened`` or seq ``head``, in at most
+    :data:`MAX_ROUND_READS` reads; after the round's end, at most :data:`AFTER_END_EVENTS`
+    events of no round."""
     events: list[Envelope] = []
-    after = lo - 1
+    after = start - 1
     cut_short = True
     size = FIRST_ROUND_PAGE
-    while len(events) < MAX_ROUND_EVENTS:
-        got = await page(after, min(size, MAX_ROUND_EVENTS - len(events)))
+    scanned = 0  # entries read, the events of no round before the RoundOpened included
+    after_end = -1  # events taken after the round's end (-1: not ended yet)
+    while scanned < MAX_ROUND_EVENTS:
+        got = await page(after, min(size, MAX_ROUND_EVENTS - scanned))
         size = min(2 * size, LAST_ROUND_PAGE)
         if not got:
             cut_short = False
             break
+        scanned += len(got)
         for env in got:
             other = _round_of(env) not in (None, number)
             if events and env.type == "RoundOpened" and other:
@@ -145,15 +234,27 @@ async def read_round(store: EventStore, table: str, number: int, head: int) -> R
                 break
             if not events and other:
                 return None  # the search landed on another round: this one was never opened
+            if after_end == AFTER_END_EVENTS:
+                cut_short = False  # whole, and what follows it is not the round's
+                break
             if events or (env.type == "RoundOpened" and _round_of(env) == number):
                 events.append(env)
+                if after_end >= 0:
+                    after_end += 1
+                elif env.type in ROUND_ENDS:
+                    after_end = 0
         else:
             after = got[-1].seq
+            if after >= head:  # the stream's last event: no read to find its end
+                cut_short = False
+                break
             continue
         break
     if not events:
+        if cut_short:  # a run of events of no round longer than a round may be
+            raise RecallTooCostly(f"round {number} not found in {MAX_ROUND_EVENTS} events")
         return None
-    return RoundSpan(opened, tuple(events), reads, cut_short)
+    return RoundSpan(opened, tuple(events), reads(), cut_short)
 
 
 def _who(env: Envelope) -> dict[str, Any]:
@@ -402,7 +503,10 @@ async def _recall(args: argparse.Namespace, number: int) -> int:
     async with offline_store(args) as store:
         if (await store.head(table_stream(args.table))).version == 0:
             raise CliError(f"unknown table {args.table!r}: its stream holds no event")
-        recalled = await recall_from_store(store, args.table, number)
+        try:
+            recalled = await recall_from_store(store, args.table, number)
+        except RecallTooCostly as e:
+            raise CliError(f"{e}: the table's round index does not place it") from None
     if recalled is None:
         raise CliError(f"round {number} of {args.table} was not played")
     print(json.dumps(recalled, indent=2) if args.json else render(recalled))

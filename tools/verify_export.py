@@ -37,7 +37,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -62,6 +62,8 @@ ENVELOPE_FIELDS = (
 """The hashed metadata, in the order of the hashed array (the data follows them)."""
 MAX_LISTED = 200
 """Problems printed one by one; the rest are counted."""
+MAX_QUOTED = 60
+"""Characters of a value from the file quoted in a problem (an edited field may be huge)."""
 
 
 # msgpack, as msgpack-python's Packer(use_bin_type=True) writes it.
@@ -230,6 +232,8 @@ def fingerprint(key: Ed25519PublicKey) -> str:
 
 def load_key(pem: str) -> Ed25519PublicKey:
     """The Ed25519 public key of a PEM text (a public key, or a private key's public half)."""
+    if not isinstance(pem, str):
+        raise TypeError("the PEM is not text")
     data = pem.encode()
     if b"PRIVATE" in data:
         key: Any = serialization.load_pem_private_key(data, password=None).public_key()
@@ -266,13 +270,73 @@ SIGNED_MOVES = {
 (events/money.py says the same for the server)."""
 
 
+def _quote(value: Any) -> str:
+    """A value of the file as a problem quotes it: its repr, cut to :data:`MAX_QUOTED`."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
+
+
+def _why(error: BaseException | Any) -> str:
+    """An exception's message (or any value as text) as a problem quotes it, cut to
+    :data:`MAX_QUOTED`."""
+    if isinstance(error, KeyError) and error.args and isinstance(error.args[0], str):
+        text = error.args[0]  # str() of a KeyError is the repr of its key
+        text = text if text.startswith("settlement line") else repr(text)
+    else:
+        text = str(error)
+    return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
+
+
+def _cents_field(data: Any, name: str) -> int:
+    """``data[name]`` as a sum of money: a whole number of cents (not a bool, not text, not
+    a float); TypeError or KeyError naming the field otherwise."""
+    if not isinstance(data, dict):
+        raise TypeError(f"its data is not a map: {_quote(data)}")
+    value = data[name]
+    if type(value) is not int:
+        raise TypeError(f"{name} is not a whole number of cents: {_quote(value)}")
+    return value
+
+
+def _text_field(data: dict[str, Any], name: str) -> str:
+    """``data[name]`` as a name (a player's, a deal's): text; TypeError otherwise."""
+    value = data[name]
+    if not isinstance(value, str):
+        raise TypeError(f"{name} is not text: {_quote(value)}")
+    return value
+
+
+def settlement_lines(data: Any) -> list[dict[str, Any]]:
+    """The lines of a ``Settled`` or ``PartSettled``, each checked to hold a player (text),
+    an amount and a paid in whole cents and a result (text); TypeError or KeyError naming
+    what is wrong otherwise (an edited settlement must not crash the check)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"its data is not a map: {_quote(data)}")
+    lines = data["settlements"]
+    if not isinstance(lines, list):
+        raise TypeError(f"settlements is not a list: {_quote(lines)}")
+    for i, line in enumerate(lines):
+        if not isinstance(line, dict):
+            raise TypeError(f"settlement line {i} is not a map: {_quote(line)}")
+        try:
+            _text_field(line, "player")
+            _text_field(line, "result")
+            _cents_field(line, "amount")
+            _cents_field(line, "paid")
+        except KeyError as e:
+            raise KeyError(f"settlement line {i} has no {e}") from None
+        except TypeError as e:
+            raise TypeError(f"settlement line {i}: {e}") from None
+    return lines
+
+
 def _moves(kind: Any, data: Any) -> list[tuple[str, int]]:
     """How an event moves players' balances: (player, signed cents)."""
-    sign = SIGNED_MOVES.get(kind)
+    sign = SIGNED_MOVES.get(kind) if isinstance(kind, str) else None
     if sign is not None:
-        return [(data["player"], sign * data["amount"])]
+        return [(_text_field(data, "player"), sign * _cents_field(data, "amount"))]
     if kind in ("Settled", "PartSettled"):
-        return [(line["player"], line["paid"]) for line in data["settlements"] if line["paid"]]
+        return [(line["player"], line["paid"]) for line in settlement_lines(data) if line["paid"]]
     return []
 
 
@@ -280,7 +344,9 @@ def _log_position(log_id: Any) -> tuple[int, int] | None:
     if not isinstance(log_id, str):
         return None
     ms, _, n = log_id.partition("-")
-    if not (ms.isdigit() and n.isdigit()):
+    # ASCII digits only (int() refuses other digits), and no longer than Redis's 64-bit ids
+    # (int() refuses a text of thousands of digits).
+    if not all(part.isascii() and part.isdigit() and len(part) <= 20 for part in (ms, n)):
         return None
     return int(ms), int(n)
 
@@ -310,18 +376,24 @@ class Totals:
         return self.tables.setdefault(name, {"wagered": 0, "paid": 0, "rounds": 0})
 
     def add(self, event: dict[str, Any]) -> None:
+        """Add one event (its ``stream`` text) to the totals. Every figure is read and
+        checked before any total moves, so an event whose figures cannot be read (KeyError
+        or TypeError naming the field) leaves the totals as they were."""
         stream, kind, data = event["stream"], event["type"], event["data"]
-        if kind == "ChipsIssued":
-            self.cage["issued"] += data["amount"]
-        elif kind == "ChipsRedeemed":
-            self.cage["redeemed"] += data["amount"]
+        if not isinstance(kind, str):
+            return
+        if kind in ("ChipsIssued", "ChipsRedeemed"):
+            self.cage["issued" if kind == "ChipsIssued" else "redeemed"] += _cents_field(
+                data, "amount"
+            )
         elif kind in ("BetPlaced", "WagerAdded"):
-            self.table(stream)["wagered"] += data["amount"]
+            self.table(stream)["wagered"] += _cents_field(data, "amount")
         elif kind == "BetCancelled":
-            self.table(stream)["wagered"] -= data["amount"]
+            self.table(stream)["wagered"] -= _cents_field(data, "amount")
         elif kind in ("Settled", "PartSettled"):
+            lines = settlement_lines(data)
             t = self.table(stream)
-            for line in data["settlements"]:
+            for line in lines:
                 if line["result"] == "returned":  # a voided round's stake: not wagered
                     t["wagered"] -= line["paid"]
                 else:
@@ -331,23 +403,31 @@ class Totals:
         elif kind == "RoundEnded":
             self.table(stream)["rounds"] += 1
         elif kind == "TicketSold":
+            amount, serials = _cents_field(data, "amount"), data["serials"]
+            if not isinstance(serials, list):
+                raise TypeError(f"serials is not a list: {_quote(serials)}")
             r = self.raffle(stream)
-            r["sales"] += data["amount"]
-            r["tickets"] += len(data["serials"])
+            r["sales"] += amount
+            r["tickets"] += len(serials)
         elif kind == "PrizeAwarded":
+            amount, cash = _cents_field(data, "amount"), data["cash"]
+            if not isinstance(cash, bool):
+                raise TypeError(f"cash is not true or false: {_quote(cash)}")
             r = self.raffle(stream)
-            r["prizes"] += data["amount"]
-            r["cash_prizes" if data["cash"] else "other_prizes"] += data["amount"]
+            r["prizes"] += amount
+            r["cash_prizes" if cash else "other_prizes"] += amount
         elif kind == "TicketsSold":
-            self.deal(stream)["sales"] += data["amount"]
+            self.deal(stream)["sales"] += _cents_field(data, "amount")
         elif kind == "TicketRedeemed":
+            value, prize = _cents_field(data, "value"), data["kind"]
             d = self.deal(stream)
-            d["cash_prizes" if data["kind"] == "cash" else "merchandise_prizes"] += data["value"]
+            d["cash_prizes" if prize == "cash" else "merchandise_prizes"] += value
         elif kind == "DealRegistered":
             self.deal(stream)
         elif kind == "DealCommingled":
+            lead = "deal:" + _text_field(data, "lead")
             self.deal(stream)
-            self.leads[stream] = "deal:" + data["lead"]
+            self.leads[stream] = lead
 
     def raffle(self, name: str) -> dict[str, int]:
         zero = dict.fromkeys(("sales", "tickets", "prizes", "cash_prizes", "other_prizes"), 0)
@@ -430,7 +510,7 @@ class Verifier:
         try:
             doc = json.loads(raw)
             kind = doc["kind"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             if not raw.endswith(b"\n"):
                 self.problem(f"line {number}: cut off in the middle: the file was cut short")
             else:
@@ -445,35 +525,50 @@ class Verifier:
         self.lines += 1
         if number == 1 and kind != "header":
             self.problem("line 1: not an export's header")
-        if kind == "header":
-            self._header(doc, number)
-        elif kind == "key":
-            self._key(doc, number)
-        elif kind == "checkpoint":
-            self.checkpoint_lines += 1
-            self._checkpoint(doc.get("checkpoint"), number)
-        elif kind == "event":
-            self._event(doc.get("event"), number)
-        else:
-            self.problem(f"line {number}: unknown kind {kind!r}")
+        try:
+            if kind == "header":
+                self._header(doc, number)
+            elif kind == "key":
+                self._key(doc, number)
+            elif kind == "checkpoint":
+                self.checkpoint_lines += 1
+                self._checkpoint(doc.get("checkpoint"), number)
+            elif kind == "event":
+                self._event(doc.get("event"), number)
+            else:
+                self.problem(f"line {number}: unknown kind {_quote(kind)}")
+        except Exception as e:
+            # The last resort: every field is checked where it is read, but an auditor's
+            # tool must name a line it could not check and go on, never stop on a traceback.
+            self.problem(f"line {number}: cannot be checked ({type(e).__name__}: {_why(e)})")
 
     def _header(self, doc: dict[str, Any], number: int) -> None:
         if number != 1 or self.header is not None:
             self.problem(f"line {number}: a second header")
             return
         self.header = doc
-        self.whole = (doc.get("scope") or {}).get("streams") == "all"
+        scope = doc.get("scope")
+        if not isinstance(scope, dict) or not (
+            scope.get("streams") == "all"
+            or (
+                isinstance(scope.get("streams"), list)
+                and all(isinstance(name, str) for name in scope["streams"])
+            )
+        ):
+            self.problem(f"line 1: its scope {_quote(scope)} is not an export's scope")
+            doc["scope"] = {"occasion": None, "streams": []}
+        self.whole = doc["scope"]["streams"] == "all"
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
             self.problem(
-                f"line 1: format {doc.get('format')!r} version {doc.get('version')!r}: "
-                f"this checks {FORMAT} version {VERSION}"
+                f"line 1: format {_quote(doc.get('format'))} version "
+                f"{_quote(doc.get('version'))}: this checks {FORMAT} version {VERSION}"
             )
 
     def _key(self, doc: dict[str, Any], number: int) -> None:
         try:
             key = load_key(doc["pem"])
-        except (KeyError, TypeError, ValueError) as e:
-            self.problem(f"line {number}: the public key cannot be read ({e})")
+        except (KeyError, TypeError, ValueError, UnsupportedAlgorithm) as e:
+            self.problem(f"line {number}: the public key cannot be read ({_why(e)})")
             return
         if self.key is not None:
             self.problem(f"line {number}: a second public key")
@@ -482,7 +577,9 @@ class Verifier:
         for name, kept in self.kept:
             self._checkpoint(kept, f"your {name}")
         if doc.get("fingerprint") != fingerprint(key):
-            self.problem(f"line {number}: the key's fingerprint is not {doc.get('fingerprint')}")
+            self.problem(
+                f"line {number}: the key's fingerprint is not {_why(doc.get('fingerprint'))}"
+            )
         if self.expected_key is not None and fingerprint(self.expected_key) != fingerprint(key):
             self.problem(
                 f"line {number}: the export's key {fingerprint(key)} is not the key you gave "
@@ -494,10 +591,15 @@ class Verifier:
             body = doc["body"]
             counter = body["counter"]
             streams = {
-                str(name): (int(head["seq"]), str(head["hash"]))
-                for name, head in body["streams"].items()
+                str(name): (head["seq"], head["hash"]) for name, head in body["streams"].items()
             }
-            log_id = str(body["log"])
+            log_id = body["log"]
+            if type(counter) is not int or not isinstance(log_id, str):
+                raise TypeError("counter or log")
+            if not all(type(s) is int and isinstance(h, str) for s, h in streams.values()):
+                raise TypeError("a head")
+            if "" in streams:
+                raise ValueError("a stream with no name")
         except (KeyError, TypeError, ValueError, AttributeError):
             self.problem(f"{_place(number)}: not a signed checkpoint")
             return
@@ -510,17 +612,18 @@ class Verifier:
         ):
             named = body.get("key")
             if named != fingerprint(self.key):
-                why = f"it names key {named}, not the export's key {fingerprint(self.key)}"
+                why = f"it names key {_why(named)}, not the export's key {fingerprint(self.key)}"
             else:
                 why = "its signature does not verify: it was forged or edited"
             self.problem(f"{title}: {why}")
             return
         if body.get("format") != CHECKPOINT_FORMAT:
-            self.problem(f"{title}: unknown format {body.get('format')!r}")
+            self.problem(f"{title}: unknown format {_quote(body.get('format'))}")
         organization = (self.header or {}).get("organization")
         if body.get("organization") != organization:
             self.problem(
-                f"{title}: of organization {body.get('organization')!r}, not {organization!r}"
+                f"{title}: of organization {_quote(body.get('organization'))}, "
+                f"not {_quote(organization)}"
             )
         self.checkpoints.append(
             {"counter": counter, "streams": streams, "log": log_id, "title": title}
@@ -535,18 +638,18 @@ class Verifier:
             stream, seq = event["stream"], event["seq"]
             stated = event["hash"]
             missing = [f for f in (*ENVELOPE_FIELDS, "data") if f not in event]
-            if missing or not isinstance(stream, str) or type(seq) is not int:
+            if missing or not isinstance(stream, str) or not stream or type(seq) is not int:
                 raise TypeError(f"fields {missing}")
             recomputed = event_hash(event)
-        except (KeyError, TypeError, OverflowError) as e:
-            self.problem(f"line {number}: an event that cannot be read ({e})")
+        except (KeyError, TypeError, OverflowError, RecursionError) as e:
+            self.problem(f"line {number}: an event that cannot be read ({_why(e)})")
             return
         self.events += 1
-        where = f"{stream} seq {seq}"
+        where = f"{stream[:MAX_QUOTED]} seq {seq}"
         if recomputed != stated:
             self.problem(
                 f"{where}: edited: its contents hash to {recomputed[:16]}…, it carries "
-                f"{str(stated)[:16]}… (line {number})"
+                f"{_why(stated)[:16]}… (line {number})"
             )
         state = self.streams.get(stream)
         last_seq = 0 if state is None else state["last_seq"]
@@ -556,7 +659,7 @@ class Verifier:
             self.problem(f"{where}: no org-log id (line {number})")
         elif self.last_log is not None and position <= self.last_log and seq > last_seq:
             self.problem(
-                f"{where}: its log id {event['log_id']} is not after the one before it: "
+                f"{where}: its log id {_why(event['log_id'])} is not after the one before it: "
                 "out of log order"
             )
         if position is not None and (self.last_log is None or position > self.last_log):
@@ -589,38 +692,49 @@ class Verifier:
         if (stream, seq) in self.signed:
             self.signed[(stream, seq)] = stated
         log_id = event.get("log_id")
-        if log_id in self.signed_logs:
+        if isinstance(log_id, str) and log_id in self.signed_logs:
             self.signed_logs[log_id] = True
         kind, data = event.get("type"), event.get("data")
-        if kind in ("Settled", "PartSettled") and isinstance(data, dict):
-            lines = data.get("settlements") or []
-            paid = sum(line["paid"] for line in lines)
-            wagered = sum(line["amount"] for line in lines)
-            if (paid, wagered) != (data.get("paid"), data.get("wagered")):
-                self.problem(
-                    f"{where}: {kind} says wagered {data.get('wagered')}, paid {data.get('paid')}; "
-                    f"its lines add up to wagered {wagered}, paid {paid}"
-                )
         try:
-            self.totals.add(event)
-            for player, cents in _moves(kind, data):
-                if not self.totals.move(player, cents) and self.whole:
+            moves = _moves(kind, data)
+            if kind in ("Settled", "PartSettled"):
+                lines = settlement_lines(data)
+                paid = sum(line["paid"] for line in lines)
+                wagered = sum(line["amount"] for line in lines)
+                if (paid, wagered) != (data.get("paid"), data.get("wagered")):
                     self.problem(
-                        f"{where}: {player}'s balance goes below zero "
-                        f"({self.totals.balances[player]} cents): the store never lets it"
+                        f"{where}: {kind} says wagered {_why(data.get('wagered'))}, paid "
+                        f"{_why(data.get('paid'))}; its lines add up to wagered {wagered}, "
+                        f"paid {paid}"
                     )
+            self.totals.add(event)
         except (KeyError, TypeError) as e:
-            self.problem(f"{where}: a {kind} whose figures cannot be read ({e})")
+            self.problem(
+                f"{where}: a {str(kind)[:MAX_QUOTED]} whose figures cannot be read ({_why(e)})"
+            )
+            return
+        for player, cents in moves:
+            if not self.totals.move(player, cents) and self.whole:
+                self.problem(
+                    f"{where}: {player[:MAX_QUOTED]}'s balance goes below zero "
+                    f"({self.totals.balances[player]} cents): the store never lets it"
+                )
 
     def finish(self) -> None:
         """The file has ended: the checkpoints' heads, the trailer."""
+        try:
+            self._finish()
+        except Exception as e:  # the last resort, as in :meth:`line`
+            self.problem(f"trailer: cannot be checked ({type(e).__name__}: {_why(e)})")
+
+    def _finish(self) -> None:
         if self.header is None:
             self.problem("no header: not an export")
         if self.key is None:
             self.problem("no public key: no signature can be checked")
-        scope = (self.header or {}).get("scope") or {}
-        chosen = scope.get("streams")
-        scoped: set[str] | None = None if chosen == "all" else set(chosen or ())
+        # _header made the scope a map of "all" or a list of stream names.
+        chosen = (self.header or {"scope": {"streams": []}})["scope"]["streams"]
+        scoped: set[str] | None = None if chosen == "all" else set(chosen)
         if not self.checkpoints:
             self.problem("no checkpoint whose signature verifies: nothing vouches for the chains")
         for cp in self.checkpoints:
@@ -661,7 +775,7 @@ class Verifier:
         }
         for name, value in counted.items():
             if t.get(name) != value:
-                self.problem(f"trailer: it says {t.get(name)!r} {name}, the file has {value}")
+                self.problem(f"trailer: it says {_quote(t.get(name))} {name}, the file has {value}")
         if t.get("sha256") != self.digest.hexdigest():
             self.problem(
                 "trailer: the digest of the lines before it does not match: the file was edited"
@@ -670,13 +784,17 @@ class Verifier:
             name: {"events": s["events"], "last_seq": s["last_seq"], "last_hash": s["last_hash"]}
             for name, s in self.streams.items()
         }
-        if t.get("streams") != streams:
+        counts = t.get("streams")
+        if not isinstance(counts, dict):
+            self.problem(f"trailer: its streams {_quote(counts)} are not a map of the streams")
+        elif counts != streams:
             differ = sorted(
-                n
-                for n in set(streams) | set(t.get("streams") or {})
-                if streams.get(n) != (t.get("streams") or {}).get(n)
+                n for n in set(streams) | set(counts) if streams.get(n) != counts.get(n)
             )
-            self.problem(f"trailer: the streams {', '.join(differ)} are not as it counts them")
+            self.problem(
+                f"trailer: the streams {', '.join(n[:MAX_QUOTED] for n in differ)} are not as "
+                "it counts them"
+            )
         if self.key is not None:
             message = EXPORT_PREFIX + json_canonical(
                 {k: v for k, v in t.items() if k != "signature"}
@@ -798,7 +916,7 @@ def main(argv: list[str] | None = None) -> int:
                 with open(name) as c:
                     kept.append((name, json.loads(c.read())))
             verifier = verify(f, expected, kept)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"verify_export.py: {e}", file=sys.stderr)
         return 2
     if args.json:

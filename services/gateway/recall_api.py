@@ -9,7 +9,7 @@ from services.actor import error_reply
 from services.aggregates import table_stream
 from services.gateway.auth import Principal
 from services.gateway.transport import RUNTIME, forbidden
-from services.recall import parse_round_number, read_round, recall_round
+from services.recall import RecallTooCostly, parse_round_number, read_round, recall_round
 
 RECALL_READERS = frozenset({"auditor", "ops", "member_in_charge"})
 """Who recalls any table's rounds: the people who answer a regulator or settle a dispute.
@@ -26,7 +26,8 @@ def may_recall(who: Principal, table: str) -> bool:
 async def get_round(request: web.Request, who: Principal) -> web.Response:
     """One round of a table: 403 ``forbidden``, 404 ``unknown_table`` (neither tonight's
     nor one whose stream holds events), 400 ``bad_request`` (a round number that is not a
-    whole number from 1), 404 ``unknown_round`` (a round the table has not opened)."""
+    whole number from 1), 404 ``unknown_round`` (a round the table has not opened), 503
+    ``unavailable`` (a round no bounded search could place: docs/AUDIT.md "Game recall")."""
     runtime = request.app[RUNTIME]
     table = request.match_info["id"]
     if not may_recall(who, table):
@@ -39,7 +40,10 @@ async def get_round(request: web.Request, who: Principal) -> web.Response:
         return web.json_response(
             error_reply("bad_request", "a round number is a whole number from 1"), status=400
         )
-    span = await read_round(runtime.store, table, number, head)
+    try:
+        span = await read_round(runtime.store, table, number, head)
+    except RecallTooCostly as e:
+        return web.json_response(error_reply("unavailable", str(e)), status=503)
     if span is None:
         return web.json_response(
             error_reply("unknown_round", f"round {number} of {table} was not played"), status=404

@@ -42,6 +42,11 @@ SERVER_COMMANDS: tuple[str, ...] = (
     "smembers",
     "sismember",
     "sunionstore",
+    # Sorted sets: each table's round index, written by the append script, read by recall.
+    "zadd",
+    "zrangebyscore",
+    "zrevrangebyscore",
+    "zscore",
     # Strings and key moves: projection checkpoint, the Queen of Hearts board an older raffle
     # keeps (read only), the self-exclusion swap.
     "get",

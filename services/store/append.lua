@@ -1,12 +1,15 @@
 -- Append a batch of commands' events to one aggregate stream, atomically (docs/ARCHITECTURE.md, "The append script").
 -- KEYS: 1 stream, 2 meta, 3 org log, 4 command results, 5 balances, 6 stream index,
---       7 the stream's lease
+--       7 the stream's lease, 8 the stream's round index (docs/AUDIT.md, "Game recall")
 -- ARGV: 1 stream name, 2 expected version, 3 expected last hash, 4 genesis hash,
 --       5 the batch, one msgpack array (one argument, so the client packs one string):
 --         [[idempotency key, stored result, [[player, signed cents], ...],
 --           [event payload, ...]], ...]
 --       6 the stream's last hash after the batch
 --       7 the lease value the writer holds ('' : no lease, allowed only while none exists)
+--       8 '1' when the stream keeps a round index (a table's), else ''
+--       9 the round index's new entries, one msgpack array [[round, seq], ...] of each
+--         RoundOpened of the batch (as text), or '' for none
 -- Replies: {"ok", log_id...} | {"conflict", version, last_hash} | {"duplicate", index}
 --          | {"insufficient", index, player} | {"fenced", current lease value or ''}
 local lease = redis.call('GET', KEYS[7]) or ''
@@ -63,5 +66,14 @@ end
 if seq ~= version then
   redis.call('HSET', KEYS[2], 'v', seq, 'h', ARGV[6])
   redis.call('SADD', KEYS[6], ARGV[1])
+  if ARGV[9] ~= '' then
+    for _, mark in ipairs(cmsgpack.unpack(ARGV[9])) do
+      redis.call('ZADD', KEYS[8], mark[1], mark[2])
+    end
+  end
+  if version == 0 and ARGV[8] == '1' then
+    -- Begun here: every RoundOpened of the stream goes through this script, so its index is whole.
+    redis.call('ZADD', KEYS[8], 0, 'complete')
+  end
 end
 return reply

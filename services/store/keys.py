@@ -45,6 +45,15 @@ def streams(org: str) -> str:
     return f"{_tag(org)}:streams"
 
 
+def rounds(org: str, name: str) -> str:
+    """A table stream's round index (game recall, docs/AUDIT.md "Game recall"): a sorted
+    set whose members are the seqs (as text) of the stream's ``RoundOpened`` events, each
+    scored by its round number, written by the append script with the event; the member
+    ``complete`` (score 0) says the index holds every round since seq 1 (the script began
+    the stream)."""
+    return f"{_tag(org)}:rounds:{name}"
+
+
 def projection(org: str, name: str) -> str:
     """A projection's checkpoint: its state and the last org-log id folded, in one value."""
     return f"{_tag(org)}:projection:{name}"

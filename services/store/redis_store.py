@@ -36,6 +36,14 @@ class BalanceMove(NamedTuple):
 
 MAX_MOVE = 2**53 - 1
 """Largest balance move the append script takes: Lua's numbers are exact up to 2^53."""
+ROUND_OPENED = "RoundOpened"
+"""The event the append script indexes by its round (``keys.rounds``): each ``RoundOpened``
+of a table, so a recall finds any round in a fixed number of reads (services/recall.py)."""
+ROUND_INDEXED = "table:"
+"""The streams whose round index the script keeps and marks ``complete`` when it begins
+them: the tables'."""
+ROUND_INDEX_COMPLETE = "complete"
+"""The round index's member that says it holds every round of its stream since seq 1."""
 
 
 _pack_old_spec: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=False).pack
@@ -117,6 +125,18 @@ class Fenced:
 
 
 AppendOutcome = Appended | VersionConflict | DuplicateCommand | InsufficientFunds | Fenced
+
+
+@dataclass(frozen=True, slots=True)
+class RoundMarks:
+    """What a table's round index holds of one round (:meth:`EventStore.round_marks`): the
+    seq of its ``RoundOpened`` (None: not indexed), the nearest indexed (round, seq) before
+    and after it, and whether the index holds every round since seq 1."""
+
+    exact: int | None
+    before: tuple[int, int] | None
+    after: tuple[int, int] | None
+    complete: bool
 
 
 @dataclass(slots=True)
@@ -303,9 +323,16 @@ class EventStore:
         script writes nothing and answers :class:`Fenced` unless the lease key holds exactly
         that value; ``''`` (no lease) is allowed only while the stream has no lease."""
         last_hash = expected.last_hash
+        rounds: list[list[str]] = []
         for cmd in commands:
             if cmd.events:
                 last_hash = cmd.events[-1].hash
+                # The round index's entries, as text (exact in Lua whatever their size).
+                rounds += [
+                    [str(env.data["round"]), str(env.seq)]
+                    for env in cmd.events
+                    if env.type == ROUND_OPENED and type(env.data.get("round")) is int
+                ]
         packed = _array_header(len(commands)) + b"".join(cmd.packed for cmd in commands)
         args = [
             stream,
@@ -315,6 +342,8 @@ class EventStore:
             packed,
             last_hash,
             lease,
+            "1" if stream.startswith(ROUND_INDEXED) else "",
+            _pack_old_spec(rounds) if rounds else "",
         ]
         reply = await self.writer.call(
             [
@@ -325,6 +354,7 @@ class EventStore:
                 keys.balances(self.org),
                 keys.streams(self.org),
                 keys.lease(self.org, stream),
+                keys.rounds(self.org, stream),
             ],
             args,
         )
@@ -361,6 +391,35 @@ class EventStore:
             keys.stream(self.org, stream), min=f"0-{since + 1}", max="+", count=limit
         )
         return [_stream_entry(i, f) for i, f in entries]
+
+    async def round_marks(self, stream: str, number: int) -> RoundMarks:
+        """What the round index of ``stream`` (``keys.rounds``) says of round ``number``, in
+        one round trip: the seq of its ``RoundOpened``, the nearest indexed rounds before and
+        after it, and whether the index is complete."""
+        key = keys.rounds(self.org, stream)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrangebyscore(key, number, number, start=0, num=1)
+        pipe.zrevrangebyscore(key, f"({number}", 1, start=0, num=1, withscores=True)
+        pipe.zrangebyscore(key, f"({number}", "+inf", start=0, num=1, withscores=True)
+        pipe.zscore(key, ROUND_INDEX_COMPLETE)
+        exact, before, after, complete = await pipe.execute()
+
+        def seq(member: Any) -> int | None:
+            text = _s(member)
+            return int(text) if text.isascii() and text.isdigit() and len(text) <= 19 else None
+
+        def mark(found: Any) -> tuple[int, int] | None:
+            if not found or seq(found[0][0]) is None:
+                return None  # none, or not a seq: the recall searches instead
+            member, score = found[0]
+            return int(score), int(_s(member))
+
+        return RoundMarks(
+            exact=seq(exact[0]) if exact else None,
+            before=mark(before),
+            after=mark(after),
+            complete=complete is not None,
+        )
 
     async def read(self, stream: str, since: int = 0, limit: int | None = None) -> list[Envelope]:
         """Events of ``stream`` with seq > ``since``, in order (at most ``limit``)."""

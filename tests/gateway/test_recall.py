@@ -3,6 +3,8 @@ recalled; who may read it; bad input with its stable code (docs/PROTOCOL.md)."""
 
 from __future__ import annotations
 
+from services.store import keys
+from tests.contract.test_recall import seated_table
 from tests.support import LiveServer, dealer_token, player_token, token
 
 
@@ -58,3 +60,19 @@ async def test_a_played_round_is_recalled_and_bad_requests_change_nothing(
         status, body = await server.get(path, tok)
         assert (status, body["error"]["code"]) == (code, expected), (path, body)
     assert (await server.runtime.store.head("table:roulette-1")).version == head
+
+
+async def test_a_round_no_bounded_search_can_place_is_refused_unavailable(
+    server: LiveServer,
+) -> None:
+    """A table of an earlier night whose stream has no round index (begun before it was
+    kept) and 3,000 seatings before each round: 503 ``unavailable``, never an unbounded
+    read; with its index, the same round is answered."""
+    store = server.runtime.store
+    head = await seated_table(store, "legacy-1", rounds=2)
+    status, body = await server.get("/api/tables/legacy-1/rounds/2", token("auditor"))
+    assert status == 200 and body["round"] == 2 and body["status"] == "settled", body
+    await store.redis.delete(keys.rounds(store.org, "table:legacy-1"))
+    status, body = await server.get("/api/tables/legacy-1/rounds/2", token("auditor"))
+    assert (status, body["error"]["code"]) == (503, "unavailable"), body
+    assert (await store.head("table:legacy-1")).version == head
