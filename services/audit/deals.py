@@ -20,7 +20,10 @@ on the state before each event:
 At the end of the log each receptacle's bank (a deal alone, or the lead of a combination,
 4620.19(c)(15), (20)) is recomputed: sales in, less the cash prizes paid for every deal of
 it (merchandise prizes are not paid from the bank). :attr:`DealChecker.banks` holds them
-for the report. Pure: reads the deals' streams only."""
+and :meth:`DealChecker.figures` gives them to the report. The log records no figure of a
+bank of its own (a closing records its reason and the unsold count, each checked above):
+the bank is what the sales and redemptions checked at their events give, reported, not
+counted as checked. Pure: reads the deals' streams only."""
 
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from events.bell_jars import (
 )
 from events.envelope import Envelope
 from services.aggregates import DEAL_PREFIX
+from services.audit.base import JSONValue
 from services.audit.checking import RuleChecker, body
 from services.bell_jars.limits import REMOVAL_PERCENT
 from services.bell_jars.rules import evolve, removal_progress
@@ -174,11 +178,29 @@ class DealChecker(RuleChecker):
         self.skipped.add(stream)
 
     def finish(self) -> None:
-        """Each receptacle's bank: its sales less every cash prize of its deals."""
+        """Each receptacle's bank: its sales less every cash prize of its deals (none for
+        a receptacle a deal of which was not read whole: its figures would be partial)."""
         for deal, state in sorted(self.deals.items()):
             if state.lead is not None or not state.in_play:
                 continue
             members = state.deals or (deal,)
+            if any(DEAL_PREFIX + d in self.skipped for d in members):
+                continue
             cash = sum(self.deals[d].cash_paid for d in members if d in self.deals)
             self.banks[deal] = Bank(deals=tuple(members), sales=state.sales, cash_prizes=cash)
-            self.checked["banks"] += 1
+
+    def figures(self) -> dict[str, list[dict[str, JSONValue]]]:
+        """What the report shows beside the checks: every receptacle's bank (its deals,
+        sales, cash prizes and bank, cents), by its lead deal, 4620.19(c)(15), (20)."""
+        return {
+            "banks": [
+                {
+                    "deal": deal,
+                    "deals": list(bank.deals),
+                    "sales": bank.sales,
+                    "cash_prizes": bank.cash_prizes,
+                    "bank": bank.balance,
+                }
+                for deal, bank in sorted(self.banks.items())
+            ]
+        }

@@ -114,6 +114,9 @@ class AuditReport:
     """Signed checkpoints given (each checked against the chains)."""
     occasions: tuple[str, ...] = ()
     """The occasions the log started (``OccasionStarted``), in order."""
+    figures: Mapping[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
+    """Figures of the whole log the checkers recomputed and the log records nowhere else
+    (``banks``: each bell jar receptacle's bank), by name: rows of one shape each."""
 
     @property
     def ok(self) -> bool:
@@ -131,6 +134,7 @@ class AuditReport:
             "checkpoints": self.checkpoints,
             "occasions": list(self.occasions),
             "ok": self.ok,
+            **{name: list(rows) for name, rows in sorted(self.figures.items())},
             "checks": [
                 {"name": c.name, "checked": dict(c.checked), "discrepancies": c.discrepancies}
                 for c in self.checks
@@ -350,9 +354,13 @@ class Audit:
         self.chains.finish()
         found: list[Discrepancy] = []
         checks = []
+        figures: dict[str, list[dict[str, JSONValue]]] = {}
         for checker in (self.chains, *self.checkers):
             if checker is not self.chains:
                 checker.finish()
+                gives = getattr(checker, "figures", None)
+                if gives is not None:
+                    figures.update(gives())
             mine = [d for d in checker.discrepancies if self._in_scope(d)]
             if checker is self.chains:
                 mine += [d for d in also if self._in_scope(d)]
@@ -372,6 +380,7 @@ class Audit:
             discrepancies=tuple(found),
             checkpoints=self.chains.checkpoints,
             occasions=tuple(self.occasions),
+            figures=figures,
         )
 
 
