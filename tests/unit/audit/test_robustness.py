@@ -228,3 +228,17 @@ def test_an_event_whose_data_is_no_map_is_named_and_the_audit_goes_on() -> None:
         for d in report.discrepancies
     )  # fmt: skip
     assert report.events == len(log)
+
+
+def test_a_forged_member_of_a_combination_leaves_its_bank_out_and_stops_nothing() -> None:
+    envelopes = deal_night().envelopes
+    i = next(k for k, e in enumerate(envelopes) if e.type == "DealPutInPlay" and
+             len(e.data["deals"]) > 1)  # fmt: skip
+    log = forged(envelopes, i, lambda data: data["deals"].__setitem__(1, {"a": 1}))
+    report = audited(log, raw=True)  # must not raise
+    banks = report.to_json()["banks"]
+    assert isinstance(banks, list)
+    lead = log[i].stream.removeprefix("deal:")
+    assert lead not in [row["deal"] for row in banks if isinstance(row, dict)]
+    [named] = [d for d in report.discrepancies if (d.stream, d.seq) == (log[i].stream, log[i].seq)]
+    assert named.check == "deals" and "joined" in named.what
