@@ -17,7 +17,7 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import msgspec
 import redis.asyncio as aioredis
@@ -407,7 +407,7 @@ def _unfoldable(
 ) -> None:
     """Name, as a discrepancy of the folder's own check, an event its ``fold`` raised on
     (every folder is a checker's bound ``fold``)."""
-    checker: Any = getattr(fold, "__self__")  # noqa: B009
+    checker: Any = cast(Any, fold).__self__
     checker.discrepancies.append(unfoldable(checker.name, type_, stream, seq, log_id, error))
 
 
