@@ -68,17 +68,49 @@ def money_moves(event: Event) -> list[Move]:
     return []
 
 
+class MoneyDataError(ValueError):
+    """Stored data of a money event that moves no balance as its type says: a field
+    missing, or a player or an amount that is not what the type holds (a forged event)."""
+
+
 def data_moves(type_: str, data: Mapping[str, Any]) -> list[Move]:
     """:func:`money_moves` of an event as stored data (its current version): what a
     projection folds, without building the typed event (a round's settlement may hold
-    thousands of bets)."""
+    thousands of bets).
+
+    :class:`MoneyDataError` for data its type never holds: a field missing, a player that
+    is not text, an amount or a payout that is not whole cents (a float, a bool: values
+    that would otherwise fold without a fault)."""
     single = SINGLE_MOVES.get(type_)
     if single is not None:
         kind, sign = single
-        return [Move(data["player"], sign * data["amount"], kind)]
+        player, amount = money_fields(data)
+        return [Move(player, sign * amount, kind)]
     if type_ in _SETTLEMENTS:
-        return _paid((s["player"], s["paid"], s["result"]) for s in data["settlements"])
+        try:
+            lines = [(s["player"], s["paid"], s["result"]) for s in data["settlements"]]
+        except (KeyError, TypeError) as e:
+            raise MoneyDataError(f"a settlement line cannot be read: {e!r}") from None
+        for player, paid, _result in lines:
+            if player.__class__ is not str or paid.__class__ is not int:
+                raise MoneyDataError(
+                    f"a settlement line pays {paid!r} to {player!r}: not whole cents to a player"
+                )
+        return _paid(lines)
     return []
+
+
+def money_fields(data: Mapping[str, Any]) -> tuple[str, int]:
+    """The ``player`` and ``amount`` of a one-move event's stored data
+    (:data:`SINGLE_MOVES`), each of its type, else :class:`MoneyDataError`."""
+    try:
+        player = data["player"]
+        amount = data["amount"]
+    except (KeyError, TypeError) as e:
+        raise MoneyDataError(f"its player or amount cannot be read: {e!r}") from None
+    if player.__class__ is not str or amount.__class__ is not int:
+        raise MoneyDataError(f"it moves {amount!r} for {player!r}: not whole cents of a player")
+    return player, amount
 
 
 def _paid(payouts: Iterable[tuple[str, int, str]]) -> list[Move]:

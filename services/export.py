@@ -27,7 +27,7 @@ import datetime
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -218,7 +218,28 @@ async def write_export(
 # Reading an export (for the audit).
 
 
-def _envelope(doc: dict[str, Any]) -> Envelope:
+_TEXT_FIELDS = ("id", "type", "stream", "actor", "causation", "prev_hash", "hash")
+_WHOLE_FIELDS = ("version", "seq", "ts")
+
+
+def _envelope(doc: Any) -> Envelope:
+    """The envelope of one event line's ``event``; ExportError naming what is wrong when
+    it is not one (a field missing or of another type: an edited line)."""
+    if not isinstance(doc, dict):
+        raise ExportError("its event is not a map of fields")
+    for name in _TEXT_FIELDS:
+        if not isinstance(doc.get(name), str):
+            raise ExportError(f"its event's {name} is {doc.get(name)!r}, not text")
+    for name in _WHOLE_FIELDS:
+        if doc.get(name).__class__ is not int:  # a bool is no seq
+            raise ExportError(f"its event's {name} is {doc.get(name)!r}, not a whole number")
+    if "correlation" not in doc:
+        raise ExportError("its event has no correlation")
+    for name in ("correlation", "log_id"):
+        if doc.get(name) is not None and not isinstance(doc[name], str):
+            raise ExportError(f"its event's {name} is {doc[name]!r}, not text")
+    if not isinstance(doc.get("data"), dict):
+        raise ExportError(f"its event's data is {doc.get('data')!r}, not a map of fields")
     return Envelope(
         id=doc["id"],
         type=doc["type"],
@@ -254,12 +275,35 @@ class ExportFile:
         organization: str = self.header["organization"]
         return organization
 
-    def envelopes(self) -> Iterator[Envelope]:
-        """Every event of the file as an Envelope (with its org-log id), in log order."""
+    def envelopes(
+        self, damaged: Callable[[int, str, dict[str, Any] | None], None] | None = None
+    ) -> Iterator[Envelope]:
+        """Every event of the file as an Envelope (with its org-log id), in log order.
+
+        A line that is no event (cut in the middle, not JSON, a field missing or of
+        another type) is skipped and handed to ``damaged`` (its line number from 1, what
+        is wrong, and its ``event`` when it is a map: what it says of its stream and seq),
+        or, without it, raises ExportError naming the line."""
         with self.path.open("rb") as f:
-            for raw in f:
-                if raw.startswith(b'{"event":'):
-                    yield _envelope(json.loads(raw)["event"])
+            for number, raw in enumerate(f, 1):
+                if not raw.startswith(b'{"event":'):
+                    continue
+                event: Any = None
+                try:
+                    event = json.loads(raw)["event"]
+                    env = _envelope(event)
+                except ExportError as e:
+                    reason = str(e)
+                except ValueError as e:  # JSONDecodeError: a line cut or edited
+                    reason = f"not JSON ({e})"
+                except (KeyError, TypeError) as e:
+                    reason = f"not an event line ({e!r})"
+                else:
+                    yield env
+                    continue
+                if damaged is None:
+                    raise ExportError(f"line {number}: {reason}")
+                damaged(number, reason, event if isinstance(event, dict) else None)
 
     def signed_checkpoints(self) -> list[anchor.Checkpoint]:
         """The checkpoints whose signature verifies with the file's key

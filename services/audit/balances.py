@@ -10,7 +10,7 @@ from typing import Any
 
 from events.base import current_version, upcast
 from events.envelope import Envelope
-from events.money import MONEY_EVENTS, SINGLE_MOVES, data_moves
+from events.money import MONEY_EVENTS, SINGLE_MOVES, MoneyDataError, data_moves, money_fields
 from projections.bankroll import Bankrolls
 from projections.runner import ProjectionRunner
 from services.audit.base import Discrepancy
@@ -55,6 +55,23 @@ async def verify_balances(store: EventStore) -> BalanceReport:
     return BalanceReport(players=0, mismatches=(), settled=False)
 
 
+def unfoldable(
+    check: str, type_: str, stream: str, seq: int, log_id: str | None, error: Exception
+) -> Discrepancy:
+    """The discrepancy naming a money event whose data moves no balance as its type says
+    (a forged amount, a settlement line without ``paid``): it is left out of the balances
+    and the audit goes on."""
+    return Discrepancy(
+        check=check,
+        stream=stream,
+        seq=seq,
+        what=f"{type_}: its money moves cannot be read, so it moves no balance",
+        expected="a player and whole cents (int) per move",
+        found=str(error) if isinstance(error, MoneyDataError) else repr(error),
+        log_id=log_id,
+    )
+
+
 PLAYER_PREFIX = "player:"
 """The ``stream`` of a discrepancy about a player's balance (a figure of no one event)."""
 
@@ -79,12 +96,21 @@ class BalanceChecker:
         self._versions: dict[str, int | None] = {}
 
     def observe(self, envelope: Envelope) -> None:
-        """Fold one money event's moves into the players' balances."""
-        self.fold(envelope.type, envelope.version, envelope.data)
+        """Fold one money event's moves into the players' balances; an event whose data
+        moves no balance as its type says (a forged one) is named and moves nothing."""
+        try:
+            self.fold(envelope.type, envelope.version, envelope.data)
+        except Exception as e:  # any fault of a forged event: named, not fatal
+            self.discrepancies.append(
+                unfoldable(self.name, envelope.type, envelope.stream, envelope.seq,
+                           envelope.log_id, e)
+            )  # fmt: skip
 
     def fold(self, type_: str, version: int, data: dict[str, Any]) -> None:
         """:meth:`observe` from the event's type, version and data alone (the engine's
-        cheaper call: ``services.audit.engine.DataFolder``)."""
+        cheaper call: ``services.audit.engine.DataFolder``). Raises (``events.money.
+        MoneyDataError`` or whatever forged data gives) before it moves any balance, for
+        the caller to name the event (:func:`unfoldable`)."""
         current = self._versions.get(type_, -1)
         if current == -1:
             current = self._versions[type_] = current_version(type_)
@@ -94,8 +120,15 @@ class BalanceChecker:
         single = SINGLE_MOVES.get(type_)
         self._moves += 1
         if single is not None:
-            player = data["player"]
-            balances[player] = balances.get(player, 0) + single[1] * data["amount"]
+            try:
+                player = data["player"]
+                amount = data["amount"]
+            except (KeyError, TypeError):
+                player = amount = None
+            # A bool or a float would fold without a fault: the type is checked here.
+            if player.__class__ is not str or amount.__class__ is not int:
+                player, amount = money_fields(data)  # raises MoneyDataError, naming it
+            balances[player] = balances.get(player, 0) + single[1] * amount
             return
         for player, cents, _kind in data_moves(type_, data):
             balances[player] = balances.get(player, 0) + cents

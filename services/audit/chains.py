@@ -189,6 +189,20 @@ class ChainChecker:
             log_id=log_id,
         )
 
+    def unreadable_data(
+        self, stream: str, seq: int, type_: str, log_id: str | None, reason: str
+    ) -> None:
+        """An event whose data is not a map of fields: no check can read it (its place in
+        the chain is still checked)."""
+        self._found(
+            stream=stream,
+            seq=seq,
+            what=f"{type_} seq {seq}'s data is not a map of fields: no check can read it",
+            expected="a map of fields",
+            found=reason,
+            log_id=log_id,
+        )
+
     def link(
         self,
         stream: str,
@@ -285,7 +299,7 @@ class ChainChecker:
             stream=stream,
             seq=seq,
             what=f"seq {seq}'s hash does not recompute from its contents: the event was altered",
-            expected=expected_hash(env) if env is not None else None,
+            expected=_recomputed(env),
             found=digest,
             log_id=log_id,
         )
@@ -365,3 +379,14 @@ class ChainChecker:
                 found=None,
                 check=CHECKPOINTS,
             )
+
+
+def _recomputed(env: Envelope | None) -> str | None:
+    """The hash ``env`` must carry, or None when its data cannot be hashed at all (a value
+    no msgpack encoder holds, as a forged export may give)."""
+    if env is None:
+        return None
+    try:
+        return expected_hash(env)
+    except Exception:  # any value the encoder refuses: there is no hash to give
+        return None

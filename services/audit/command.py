@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from events.envelope import Envelope
@@ -194,9 +195,28 @@ def audit_export(args: argparse.Namespace, scope: Scope) -> AuditReport:
                 weighed, checkpoint=replace(weighed.checkpoint, streams=held, log_id="0")
             )
         checkpoints.append(weighed)
+    unread: list[Discrepancy] = []
+
+    def damaged(number: int, reason: str, event: dict[str, Any] | None) -> None:
+        # Named with its stream and seq when the line still says them, else by line number.
+        said = event or {}
+        stream, seq = said.get("stream"), said.get("seq")
+        known = isinstance(stream, str) and seq.__class__ is int
+        unread.append(
+            Discrepancy(
+                check="export",
+                stream=stream if known and isinstance(stream, str) else "export",
+                seq=seq if known and isinstance(seq, int) else None,
+                what=f"line {number} is no event the audit can read: {reason}",
+                expected="an event line",
+                found=None,
+                log_id=said.get("log_id") if isinstance(said.get("log_id"), str) else None,
+            )
+        )
+
     report = audit_events(
         organization,
-        exported.envelopes(),
+        exported.envelopes(damaged),
         checkpoints,
         no_checkpoint=None if checkpoints else "the export holds no signed checkpoint",
         scope=scope,
@@ -208,7 +228,7 @@ def audit_export(args: argparse.Namespace, scope: Scope) -> AuditReport:
         )
         for problem in export.check_file(args.export, key)
     ]
-    return replace(report, discrepancies=(*whole, *report.discrepancies))
+    return replace(report, discrepancies=(*whole, *unread, *report.discrepancies))
 
 
 async def audit(

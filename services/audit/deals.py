@@ -12,6 +12,8 @@ on the state before each event:
 - a redemption (``TicketRedeemed``): a line of the deal's own flare, at that line's value
   and kind, while the line still holds a prize, of a ticket not redeemed before (it was
   defaced, 4620.19(c)(9), (c)(11));
+- putting in play (``DealPutInPlay``): the deal itself first, then only deals that joined
+  its receptacle (``DealCommingled`` naming it, 4620.19(c)(15));
 - a closing (``DealClosed``): ``sold_out`` only when every ticket of the receptacle is
   sold, ``removed`` only once 75 % of the receptacle's prizes were awarded by count and by
   value (``rules.removal_progress``); the unsold count recorded is what the ledger leaves
@@ -20,7 +22,10 @@ on the state before each event:
 At the end of the log each receptacle's bank (a deal alone, or the lead of a combination,
 4620.19(c)(15), (20)) is recomputed: sales in, less the cash prizes paid for every deal of
 it (merchandise prizes are not paid from the bank). :attr:`DealChecker.banks` holds them
-for the report. Pure: reads the deals' streams only."""
+and :meth:`DealChecker.figures` gives them to the report. The log records no figure of a
+bank of its own (a closing records its reason and the unsold count, each checked above):
+the bank is what the sales and redemptions checked at their events give, reported, not
+counted as checked. Pure: reads the deals' streams only."""
 
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ from events.bell_jars import (
 )
 from events.envelope import Envelope
 from services.aggregates import DEAL_PREFIX
+from services.audit.base import JSONValue
 from services.audit.checking import RuleChecker, body
 from services.bell_jars.limits import REMOVAL_PERCENT
 from services.bell_jars.rules import evolve, removal_progress
@@ -106,6 +112,8 @@ class DealChecker(RuleChecker):
             self._redemption(envelope, state, ev)
         elif isinstance(ev, DealClosed):
             self._closing(envelope, state, ev)
+        elif isinstance(ev, DealPutInPlay):
+            self._put_in_play(envelope, deal, ev)
         try:
             self.deals[deal] = evolve(state, ev)
         except Exception as e:  # a tampered event the rules cannot fold: named, not fatal
@@ -148,6 +156,24 @@ class DealChecker(RuleChecker):
         if ev.ticket in state.tickets:
             self.differs(envelope, f"{what}: ticket redeemed before", None, ev.ticket)
 
+    def _put_in_play(self, envelope: Envelope, deal: str, ev: DealPutInPlay) -> None:
+        """The receptacle's deals: this one first, then each deal that joined it
+        (``DealCommingled`` naming this one its lead; ``rules._put_in_play``, 4620.19(c)(15))."""
+        self.checked["put in play"] += 1
+        deals = list(ev.deals)
+        if not deals or deals[0] != deal:
+            first = deals[0] if deals and isinstance(deals[0], str) else repr(deals[:1])
+            self.differs(envelope, "DealPutInPlay: the deal itself first", deal, first)
+        for member in deals[1:]:
+            joined = self.deals.get(member) if isinstance(member, str) else None
+            if joined is None or joined.lead != deal:
+                self.differs(
+                    envelope,
+                    "DealPutInPlay: a deal that joined this one's receptacle",
+                    f"a deal commingled into {deal}",
+                    member if isinstance(member, str) else repr(member),
+                )
+
     def _closing(self, envelope: Envelope, state: DealState, ev: DealClosed) -> None:
         self.checked["closings"] += 1
         if state.lead is not None:
@@ -174,11 +200,29 @@ class DealChecker(RuleChecker):
         self.skipped.add(stream)
 
     def finish(self) -> None:
-        """Each receptacle's bank: its sales less every cash prize of its deals."""
+        """Each receptacle's bank: its sales less every cash prize of its deals (none for
+        a receptacle a deal of which was not read whole: its figures would be partial)."""
         for deal, state in sorted(self.deals.items()):
             if state.lead is not None or not state.in_play:
                 continue
             members = state.deals or (deal,)
+            if any(not isinstance(d, str) or DEAL_PREFIX + d in self.skipped for d in members):
+                continue  # a forged member (named at its event) or a deal not read whole
             cash = sum(self.deals[d].cash_paid for d in members if d in self.deals)
             self.banks[deal] = Bank(deals=tuple(members), sales=state.sales, cash_prizes=cash)
-            self.checked["banks"] += 1
+
+    def figures(self) -> dict[str, list[dict[str, JSONValue]]]:
+        """What the report shows beside the checks: every receptacle's bank (its deals,
+        sales, cash prizes and bank, cents), by its lead deal, 4620.19(c)(15), (20)."""
+        return {
+            "banks": [
+                {
+                    "deal": deal,
+                    "deals": list(bank.deals),
+                    "sales": bank.sales,
+                    "cash_prizes": bank.cash_prizes,
+                    "bank": bank.balance,
+                }
+                for deal, bank in sorted(self.banks.items())
+            ]
+        }

@@ -17,12 +17,13 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import msgspec
 import redis.asyncio as aioredis
 
 from events.envelope import GENESIS_HASH, Envelope, assemble, expected_hash
+from services.audit.balances import unfoldable
 from services.audit.base import Checker, Discrepancy, JSONValue
 from services.audit.chains import ChainChecker, SignedCheckpoint
 from services.store import keys
@@ -113,6 +114,9 @@ class AuditReport:
     """Signed checkpoints given (each checked against the chains)."""
     occasions: tuple[str, ...] = ()
     """The occasions the log started (``OccasionStarted``), in order."""
+    figures: Mapping[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
+    """Figures of the whole log the checkers recomputed and the log records nowhere else
+    (``banks``: each bell jar receptacle's bank), by name: rows of one shape each."""
 
     @property
     def ok(self) -> bool:
@@ -130,6 +134,7 @@ class AuditReport:
             "checkpoints": self.checkpoints,
             "occasions": list(self.occasions),
             "ok": self.ok,
+            **{name: list(rows) for name, rows in sorted(self.figures.items())},
             "checks": [
                 {"name": c.name, "checked": dict(c.checked), "discrepancies": c.discrepancies}
                 for c in self.checks
@@ -254,9 +259,19 @@ class Audit:
             env = None
             log_id: str | None = None
             if observers or folders or not sound or type_ == OCCASION_STARTED:
-                data = _decode_data(data_raw)
+                try:
+                    data = _decode_data(data_raw)
+                except (msgspec.ValidationError, msgspec.DecodeError) as e:
+                    # Not a map of fields (a forged event re-hashed): named, read by no check.
+                    log_id = _text(entry[0])
+                    chains.unreadable_data(f.stream, f.seq, type_, log_id, str(e))
+                    observers = folders = ()
+                    data = {}
                 for fold in folders:
-                    fold(type_, f.version, data)
+                    try:
+                        fold(type_, f.version, data)
+                    except Exception as e:  # a forged event's data: named, the audit goes on
+                        _unfoldable(fold, type_, f.stream, f.seq, _text(entry[0]), e)
                 if observers or not sound:
                     log_id = _text(entry[0])
                     env = assemble(
@@ -303,7 +318,10 @@ class Audit:
         routes = self._routes
         whole = self._whole
         for env in envelopes:
-            sound = expected_hash(env) == env.hash
+            try:
+                sound = expected_hash(env) == env.hash
+            except Exception:  # data no encoder can hash (a forged export): not the hash
+                sound = False
             chains.link(env.stream, env.seq, env.prev_hash, env.hash, sound, env.log_id, env)
             if env.type == OCCASION_STARTED:
                 self._occasion = env.data.get("occasion")
@@ -312,7 +330,10 @@ class Audit:
             if route is None:
                 route = self._route(env.type)
             for fold in route[1]:
-                fold(env.type, env.version, env.data)
+                try:
+                    fold(env.type, env.version, env.data)
+                except Exception as e:  # a forged event's data: named, the audit goes on
+                    _unfoldable(fold, env.type, env.stream, env.seq, env.log_id, e)
             for observe in route[0]:
                 observe(env)
             if not whole:
@@ -333,9 +354,26 @@ class Audit:
         self.chains.finish()
         found: list[Discrepancy] = []
         checks = []
+        figures: dict[str, list[dict[str, JSONValue]]] = {}
         for checker in (self.chains, *self.checkers):
             if checker is not self.chains:
-                checker.finish()
+                try:
+                    checker.finish()
+                    gives = getattr(checker, "figures", None)
+                    if gives is not None:
+                        figures.update(gives())
+                except Exception as e:  # state forged data left: named, the report still made
+                    checker.discrepancies.append(
+                        Discrepancy(
+                            check=checker.name,
+                            stream="log",
+                            seq=None,
+                            what=f"the {checker.name} check could not finish on what the log "
+                            "holds (forged data its events left)",
+                            expected="a log its rules can read",
+                            found=repr(e),
+                        )
+                    )
             mine = [d for d in checker.discrepancies if self._in_scope(d)]
             if checker is self.chains:
                 mine += [d for d in also if self._in_scope(d)]
@@ -355,7 +393,22 @@ class Audit:
             discrepancies=tuple(found),
             checkpoints=self.chains.checkpoints,
             occasions=tuple(self.occasions),
+            figures=figures,
         )
+
+
+def _unfoldable(
+    fold: Callable[[str, int, Any], None],
+    type_: str,
+    stream: str,
+    seq: int,
+    log_id: str | None,
+    error: Exception,
+) -> None:
+    """Name, as a discrepancy of the folder's own check, an event its ``fold`` raised on
+    (every folder is a checker's bound ``fold``)."""
+    checker: Any = cast(Any, fold).__self__
+    checker.discrepancies.append(unfoldable(checker.name, type_, stream, seq, log_id, error))
 
 
 def _text(value: str | bytes) -> str:

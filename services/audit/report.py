@@ -63,6 +63,26 @@ def markdown(report: AuditReport) -> str:
     for c in report.checks:
         counts = ", ".join(f"{n:,} {kind}" for kind, n in sorted(c.checked.items())) or "-"
         lines.append(f"| {c.name} | {counts} | {c.discrepancies} |")
+    banks = report.figures.get("banks")
+    if banks:
+        lines += [
+            "",
+            "## Bell jar banks",
+            "",
+            "Each receptacle's bank as the log gives it (cents; 4620.19(c)(15), (20)): its "
+            "sales less the cash prizes paid for its deals. The log records no other figure "
+            "of a bank to hold it to; each sale and redemption is checked at its event.",
+            "",
+            "| deal | deals | sales | cash prizes | bank |",
+            "|---|---|---|---|---|",
+        ]
+        for row in banks:
+            deals = row["deals"]
+            lines.append(
+                f"| {_cell(row['deal'])} | "
+                f"{_cell(', '.join(map(str, deals)) if isinstance(deals, list) else deals)} | "
+                f"{_cell(row['sales'])} | {_cell(row['cash_prizes'])} | {_cell(row['bank'])} |"
+            )
     if report.discrepancies:
         lines += [
             "",

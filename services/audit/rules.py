@@ -1,5 +1,5 @@
 """The audit's checkers that recompute what the games', raffles' and deals' pure rules
-give (settlements, awards, drawings, banks, commitments, outcome sources): docs/AUDIT.md,
+give (settlements, awards, drawings, banks, commitments, outcome sources, expenses): docs/AUDIT.md,
 "What the audit recomputes"."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from services.audit.awards import AwardChecker
 from services.audit.base import Checker
 from services.audit.commitments import CommitmentChecker
 from services.audit.deals import DealChecker
+from services.audit.expenses import ExpenseChecker
 from services.audit.raffles import DrawingChecker
 from services.audit.settlements import SettlementChecker
 from services.audit.sources import SourceChecker
@@ -21,5 +22,6 @@ RULE_CHECKERS: tuple[Callable[[], Checker], ...] = (
     DealChecker,
     CommitmentChecker,
     SourceChecker,
+    ExpenseChecker,
 )
 """A fresh checker of each kind, in the order the report lists them."""

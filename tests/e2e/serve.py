@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 import redis.asyncio as aioredis
 
+from services.audit.engine import AuditReport
 from services.store.embedded import embedded_url, free_port, read_password
 from services.store.redis_store import EventStore
 from tests.support import WsClient, token
@@ -394,11 +395,11 @@ class ServeProcess:
         assert "- Result: **clean**" in done.stdout, done.stdout
         return done.stdout
 
-    async def audited_live(self, org: str) -> None:
+    async def audited_live(self, org: str) -> AuditReport:
         """The audit (``services.audit.command.audit``, what the command runs) in this
         process, on the running night's store and the checkpoints of its data directory,
         finds nothing: for the nights that end many times in one test, where a process per
-        night would cost seconds."""
+        night would cost seconds. Returns the report."""
         import argparse
 
         from services.audit.command import audit, read_checkpoints
@@ -411,6 +412,7 @@ class ServeProcess:
         finally:
             await client.aclose()
         assert report.ok and report.events > 0, report.discrepancies
+        return report
 
     async def aclose(self) -> None:
         """Teardown: clients, session, the server, and any redis-server a crash left."""

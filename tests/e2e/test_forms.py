@@ -67,3 +67,7 @@ async def test_the_command_writes_the_forms_the_server_serves(serve: ServeFactor
         "forms", "--form", "gc7", "--key", "2020-01-01_2020-12-31", "--out", str(out)
     )
     assert unknown.returncode == 2 and "no instance" in unknown.stderr, unknown.stderr
+    # The night audits clean, its expense chain-checked and held to the expense rules.
+    report = await server.audited_live("forms-cli")
+    [expenses] = [c for c in report.checks if c.name == "expenses"]
+    assert expenses.checked == {"expenses": 1}

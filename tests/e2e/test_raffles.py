@@ -267,3 +267,4 @@ async def test_a_self_exclusion_file_loaded_from_the_command_line(
     assert loaded.stdout.strip() == "added 1 entries" and "Rita" not in loaded.stdout
     refused = await c.seller.cmd("sell_ticket", **sale, location={"state": "NY"})
     assert not refused["ok"] and refused["error"]["code"] == "self_excluded"
+    await server.audited_live(ORG)

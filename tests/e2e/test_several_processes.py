@@ -525,6 +525,7 @@ async def test_processes_share_one_port_and_one_data_directory_serves_one_proces
     assert await twin.run_until_exit() == 2
     assert "another casino-night serve uses the data directory" in twin.stderr_text()
     assert servers[0].running
+    await servers[0].audited()  # what both processes wrote to the one store
 
 
 async def metric(server: ServeProcess, name: str) -> float:

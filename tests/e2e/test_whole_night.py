@@ -368,3 +368,4 @@ async def test_an_org_log_subscriber_gets_every_event_once_in_order(serve: Serve
         missing = [(e["log_id"], e["stream"], e["seq"]) for e in stored if e["id"] not in set(got)]
         assert not missing, f"{len(missing)} of {len(stored)} events never reached the subscriber"
         assert got == [e["id"] for e in stored], "every event once, in org-log order"
+    await server.audited_live("e2e-org-log")

@@ -95,3 +95,40 @@ def test_a_prize_past_its_flare_line_is_named() -> None:
     [over] = checker.discrepancies
     assert over.stream == "deal:d-3" and over.seq == log[i].seq + 1
     assert (over.expected, over.found) == (FLARE[2].count, FLARE[2].count + 1)
+
+
+def test_every_bank_is_in_the_report_and_not_counted_as_checked() -> None:
+    from services.audit import report as audit_report
+    from services.audit.command import audit_events
+
+    envelopes = night()
+    report = audit_events("org-audit", envelopes, [], no_checkpoint=None)
+    checker = run(DealChecker(), envelopes)
+    expected = [
+        {
+            "deal": deal,
+            "deals": list(bank.deals),
+            "sales": bank.sales,
+            "cash_prizes": bank.cash_prizes,
+            "bank": bank.sales - bank.cash_prizes,
+        }
+        for deal, bank in sorted(checker.banks.items())
+    ]
+    assert [row["deal"] for row in expected][:2] == ["d-1", "d-2"]
+    assert report.to_json()["banks"] == expected
+    [deals] = [c for c in report.checks if c.name == "deals"]
+    assert "banks" not in deals.checked  # the log holds no other figure to hold them to
+    text = audit_report.markdown(report)
+    assert "## Bell jar banks" in text
+    lone = expected[0]
+    assert f"| d-1 | d-1 | {lone['sales']} | {lone['cash_prizes']} | {lone['bank']} |" in text
+    assert "| d-2 | d-2, d-3 |" in text
+
+
+def test_a_deal_not_read_whole_has_no_bank_in_the_report() -> None:
+    envelopes = night()
+    i = index_of(list(envelopes), "TicketRedeemed", 0)
+    log = tampered(envelopes, i, _set("prize", "x"))  # unreadable: the deal is left
+    checker = run(DealChecker(), log)
+    assert checker.discrepancies and "d-1" not in checker.banks
+    assert "d-2" in checker.banks
