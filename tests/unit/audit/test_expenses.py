@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from services.audit.expenses import ExpenseChecker
-from services.expenses.actor import ExpenseRules
-from services.expenses.rules import RecordExpense, decide, evolve
+from services.expenses.rules import Calendar, ExpenseState, RecordExpense, decide, evolve
 from tests.unit.audit.support import Log, named, run, tampered
 
 GOOD = RecordExpense(
@@ -30,15 +29,18 @@ GOOD = RecordExpense(
 
 def expenses() -> Log:
     """Three expenses through the real rules, each command's event sealed."""
-    rules = ExpenseRules("2026-11-01", "2026-12-31")
-    state = rules.initial("expenses")
+    period = ("2026-11-01", "2026-12-31")
+    calendar = Calendar(
+        occasions={"2026-11-29": period}, periods=frozenset({period}), current=period
+    )
+    state = ExpenseState()
     log = Log()
     for command in (
         GOOD,
         replace(GOOD, category="rent", amount=50_000, covers="license_period", occasion=None),
         replace(GOOD, payee="Hall Co", amount=1),
     ):
-        events = decide(state, command)
+        events = decide(state, command, calendar)
         for ev in events:
             state = evolve(state, ev)
         log.append("expenses", events, actor="mic-1")
