@@ -121,6 +121,11 @@ class Reconciliation:
         return sum(t.drop_projected - t.paid_projected for t in self.tables)
 
 
+def _amount(number: str, label: str, cents: int) -> Line:
+    """A numbered line of an amount in cents."""
+    return Line(number=number, label=label, value=Amount(cents=cents))
+
+
 def concluded_on(info: Mapping[str, Any], timezone: str) -> date:
     """The day an occasion concluded, in the organization's ``timezone``: the last day of
     its window (one that runs past midnight concludes the next day: docs/RULES.md "The
@@ -218,17 +223,9 @@ def build_gc7b(
     cage = Section(
         title="Section 1. The cage",
         lines=(
-            Line(number="1", label="Chips issued (sold)", value=Amount(cents=summary.issued)),
-            Line(
-                number="2",
-                label="Chips redeemed (cashed out)",
-                value=Amount(cents=summary.redeemed),
-            ),
-            Line(
-                number="3",
-                label="Net cash at the cage (1 - 2)",
-                value=Amount(cents=summary.cage_net),
-            ),
+            _amount("1", "Chips issued (sold)", summary.issued),
+            _amount("2", "Chips redeemed (cashed out)", summary.redeemed),
+            _amount("3", "Net cash at the cage (1 - 2)", summary.cage_net),
         ),
     )
     tables = Section(
@@ -248,21 +245,9 @@ def build_gc7b(
             ),
         ),
         lines=(
-            Line(
-                number="4",
-                label="Drop, all tables",
-                value=Amount(cents=summary.drop),
-            ),
-            Line(
-                number="5",
-                label="Paid, all tables",
-                value=Amount(cents=summary.paid),
-            ),
-            Line(
-                number="6",
-                label="House result, all tables (4 - 5)",
-                value=Amount(cents=summary.house_result),
-            ),
+            _amount("4", "Drop, all tables", summary.drop),
+            _amount("5", "Paid, all tables", summary.paid),
+            _amount("6", "House result, all tables (4 - 5)", summary.house_result),
         ),
         note="Drop: the chips wagered at the table; paid: the chips paid back to winners.",
     )
@@ -270,25 +255,23 @@ def build_gc7b(
     this_occasion = Section(
         title="Section 3. Reconciliation with the bankroll projection: this occasion",
         lines=(
-            Line(
-                number="7",
-                label="Net cash at the cage, per the bankroll projection",
-                value=Amount(cents=held.occasion_cage_net),
+            _amount(
+                "7", "Net cash at the cage, per the bankroll projection", held.occasion_cage_net
             ),
-            Line(
-                number="8",
-                label="Difference at the cage (3 - 7; 0 when it reconciles)",
-                value=Amount(cents=summary.cage_net - held.occasion_cage_net),
+            _amount(
+                "8",
+                "Difference at the cage (3 - 7; 0 when it reconciles)",
+                summary.cage_net - held.occasion_cage_net,
             ),
-            Line(
-                number="9",
-                label="House result of the tables, per the bankroll projection",
-                value=Amount(cents=held.occasion_house_result),
+            _amount(
+                "9",
+                "House result of the tables, per the bankroll projection",
+                held.occasion_house_result,
             ),
-            Line(
-                number="10",
-                label="Difference at the tables (6 - 9; 0 when it reconciles)",
-                value=Amount(cents=summary.house_result - held.occasion_house_result),
+            _amount(
+                "10",
+                "Difference at the tables (6 - 9; 0 when it reconciles)",
+                summary.house_result - held.occasion_house_result,
             ),
         ),
     )
@@ -316,35 +299,33 @@ def build_gc7b(
             ),
         ),
         lines=(
-            Line(
-                number="11",
-                label="Net cash at the cage, line 3 of every occasion's GC-7B",
-                value=Amount(cents=held.cage_net_on_forms),
+            _amount(
+                "11",
+                "Net cash at the cage, line 3 of every occasion's GC-7B",
+                held.cage_net_on_forms,
             ),
-            Line(
-                number="12",
-                label="Net cash at the cage, per the bankroll projection",
-                value=Amount(cents=held.cage_net_projected),
+            _amount(
+                "12", "Net cash at the cage, per the bankroll projection", held.cage_net_projected
             ),
-            Line(
-                number="13",
-                label="Difference at the cage (11 - 12; 0 when it reconciles)",
-                value=Amount(cents=held.cage_net_on_forms - held.cage_net_projected),
+            _amount(
+                "13",
+                "Difference at the cage (11 - 12; 0 when it reconciles)",
+                held.cage_net_on_forms - held.cage_net_projected,
             ),
-            Line(
-                number="14",
-                label="House result of the tables, line 6 of every occasion's GC-7B",
-                value=Amount(cents=held.house_result_on_forms),
+            _amount(
+                "14",
+                "House result of the tables, line 6 of every occasion's GC-7B",
+                held.house_result_on_forms,
             ),
-            Line(
-                number="15",
-                label="House result of the tables, per the bankroll projection",
-                value=Amount(cents=held.house_result_projected),
+            _amount(
+                "15",
+                "House result of the tables, per the bankroll projection",
+                held.house_result_projected,
             ),
-            Line(
-                number="16",
-                label="Difference at the tables (14 - 15; 0 when it reconciles)",
-                value=Amount(cents=held.house_result_on_forms - held.house_result_projected),
+            _amount(
+                "16",
+                "Difference at the tables (14 - 15; 0 when it reconciles)",
+                held.house_result_on_forms - held.house_result_projected,
             ),
         ),
         note=(
