@@ -11,28 +11,13 @@ from typing import Any
 import pytest
 
 from services.audit.expenses import ExpenseChecker
-from services.expenses.rules import Calendar, ExpenseState, RecordExpense, decide, evolve
+from services.expenses.rules import ExpenseState, decide, evolve
 from tests.unit.audit.support import Log, named, run, tampered
-
-GOOD = RecordExpense(
-    payee="Acme Gaming Supply",
-    address="1 Main St, Albany NY",
-    description="Roulette layout",
-    amount=12_345,
-    category="equipment_and_supplies",
-    covers="occasion",
-    occasion="2026-11-29",
-    recorded_by="mic-1",
-    now_ms=1_795_953_600_000,
-)
+from tests.unit.reports.test_expense_rules import CALENDAR, GOOD
 
 
 def expenses() -> Log:
     """Three expenses through the real rules, each command's event sealed."""
-    period = ("2026-11-01", "2026-12-31")
-    calendar = Calendar(
-        occasions={"2026-11-29": period}, periods=frozenset({period}), current=period
-    )
     state = ExpenseState()
     log = Log()
     for command in (
@@ -40,7 +25,7 @@ def expenses() -> Log:
         replace(GOOD, category="rent", amount=50_000, covers="license_period", occasion=None),
         replace(GOOD, payee="Hall Co", amount=1),
     ):
-        events = decide(state, command, calendar)
+        events = decide(state, command, CALENDAR)
         for ev in events:
             state = evolve(state, ev)
         log.append("expenses", events, actor="mic-1")
