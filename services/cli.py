@@ -526,7 +526,7 @@ class CommandModule(Protocol):
 
 COMMAND_MODULES = {
     "audit": ("services.audit.command", "recompute every figure the org log records"),
-    "recall": ("services.recall", "show one round of a table as it happened"),
+    "recall": ("services.recall_command", "show one round of a table as it happened"),
     "export": ("services.export", "write the log, its chains and checkpoints for an auditor"),
     "forms": ("services.reports.command", "write the regulator's forms as CSV and PDF"),
 }

@@ -19,7 +19,8 @@ from events.tables import (
     TableOpened,
     WagerAdded,
 )
-from services.recall import parse_round_number, recall_round, render
+from services.recall import parse_round_number, recall_round
+from services.recall_command import render
 
 STREAM = "table:roulette-1"
 TS = 1_764_412_345_000
