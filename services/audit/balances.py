@@ -135,10 +135,10 @@ class BalanceChecker:
 
     def finish(self) -> None:
         """Compare each player's folded balance with the guarded one (and with zero)."""
-        self.checked["money event"] += self._moves
+        self.checked["money events"] += self._moves
         guarded = self.guarded
         players = sorted(set(self.balances) | set(guarded or {}))
-        self.checked["player"] += len(players)
+        self.checked["players"] += len(players)
         for player in players:
             folded = self.balances.get(player, 0)
             if folded < 0:

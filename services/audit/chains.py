@@ -143,7 +143,7 @@ class ChainChecker:
             return
         title = f"{given.source} ({cp.title()})"
         if given.verified:
-            self.checked["checkpoint"] += 1
+            self.checked["checkpoints"] += 1
             if cp.log_id != "0":
                 self.log_pins.setdefault(cp.log_id, []).append(title)
         for stream, (seq, digest) in cp.streams.items():
@@ -309,7 +309,7 @@ class ChainChecker:
     ) -> None:
         for pin in pins:
             if pin.signed:
-                self.checked["signed head"] += 1
+                self.checked["signed heads"] += 1
             if pin.digest != digest:
                 self._found(
                     stream=stream,
@@ -329,7 +329,7 @@ class ChainChecker:
     def _deleted(self, stream: str, seq: int, pins: Iterable[_Pin], why: str) -> None:
         for pin in pins:
             if pin.signed:
-                self.checked["signed head"] += 1
+                self.checked["signed heads"] += 1
                 what = f"{pin.title} signed seq {seq}, but {why}: signed events were deleted"
             else:
                 what = f"{pin.title} claims seq {seq}, but {why} (its signature does not verify)"
@@ -350,8 +350,8 @@ class ChainChecker:
     def finish(self) -> None:
         """The heads signed beyond a stream's end in the log, the signed log entries that
         are not in it, and a log with events but no checkpoint."""
-        self.checked["event"] += self.events
-        self.checked["stream"] += len(self.streams)
+        self.checked["events"] += self.events
+        self.checked["streams"] += len(self.streams)
         for stream, pins in sorted(self._pins.items()):
             st = self.streams.get(stream)
             ends = 0 if st is None else st.seq

@@ -133,8 +133,8 @@ def test_a_clean_night_is_clean_and_counted(raw: bool) -> None:
     report = run(night, checkpoints=[cp], raw=raw)
     assert report.ok, report.discrepancies
     chains, balances = report.checks
-    assert chains.checked == {"event": 7, "stream": 3, "checkpoint": 1, "signed head": 3}
-    assert balances.checked == {"money event": 5, "player": 2}
+    assert chains.checked == {"events": 7, "streams": 3, "checkpoints": 1, "signed heads": 3}
+    assert balances.checked == {"money events": 5, "players": 2}
     assert report.events == report.events_in_scope == 7 and report.log_head == night.log[-1].log_id
 
 
