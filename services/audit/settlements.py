@@ -57,9 +57,10 @@ from services.games.black_jack_state import (
     DEALER_STANDS_ON,
     BlackJackPlay,
     Hand,
+    against_dealer_natural,
     hand_total,
     is_natural,
-    tie_result,
+    showdown,
     turn_hand,
 )
 from services.games.dice_rounds import RollDice
@@ -173,9 +174,7 @@ def hand_result(tie_option: int, play: BlackJackPlay, hand: Hand) -> tuple[str, 
     count, (i)-(j), ties under the license's option (h), BJ-4."""
     total = hand_total(hand.cards)[0]
     if play.dealer_natural:
-        if is_natural(hand.cards):
-            return tie_result(tie_option, both_natural=True), False
-        return "lost", False
+        return against_dealer_natural(tie_option, hand.cards), False
     if total > BLACKJACK:
         return "lost", False
     if not hand.split and is_natural(hand.cards):
@@ -185,11 +184,7 @@ def hand_result(tie_option: int, play: BlackJackPlay, hand: Hand) -> tuple[str, 
     dealer = hand_total(play.dealer_cards)[0]
     if dealer < DEALER_STANDS_ON:
         return None  # the dealer draws on 16 or less, 4620.5(i)(2)
-    if dealer > BLACKJACK or total > dealer:
-        return "won", False
-    if total < dealer:
-        return "lost", False
-    return tie_result(tie_option, both_natural=False), False
+    return showdown(tie_option, total, dealer), False
 
 
 def black_jack_part(

@@ -59,6 +59,7 @@ from services.games.black_jack_state import (
     HOLE,
     BlackJackPlay,
     Hand,
+    against_dealer_natural,
     awaiting,
     cards_in_play,
     deal_targets,
@@ -74,6 +75,7 @@ from services.games.black_jack_state import (
     natural_odds,
     peek_due,
     round_stage,
+    showdown,
     split_id,
     tie_result,
     turn_hand,
@@ -545,9 +547,7 @@ class _Run:
                 # 4620.5(h)(1): only the first bets are at risk (nobody split or doubled).
                 for h in reversed(p.hands):
                     if not h.settled:
-                        nat = is_natural(h.cards)
-                        result = tie_result(option, both_natural=True) if nat else "lost"
-                        self.settle_hand(h, result)
+                        self.settle_hand(h, against_dealer_natural(option, h.cards))
                 self.end_round()
                 return
             busted = next(
@@ -605,14 +605,7 @@ class _Run:
         for h in reversed(p.hands):  # (j): from the dealer's right, counterclockwise
             if h.settled:
                 continue
-            total, _ = hand_total(h.cards)
-            if dealer > BLACKJACK or total > dealer:
-                result = "won"
-            elif total < dealer:
-                result = "lost"
-            else:
-                result = tie_result(option, both_natural=False)
-            self.settle_hand(h, result)
+            self.settle_hand(h, showdown(option, hand_total(h.cards)[0], dealer))
         self.end_round()
         return True
 

@@ -95,6 +95,24 @@ def tie_result(tie_option: int, *, both_natural: bool) -> str:
     return "lost"
 
 
+def against_dealer_natural(tie_option: int, cards: Sequence[str]) -> str:
+    """A hand against the dealer's natural, 4620.5(h)(1): a natural ties under the
+    license's option (:func:`tie_result`), any other hand loses (only the first bets are
+    at risk: nobody has split or doubled)."""
+    return tie_result(tie_option, both_natural=True) if is_natural(cards) else "lost"
+
+
+def showdown(tie_option: int, total: int, dealer: int) -> str:
+    """A hand of count ``total`` against the dealer standing on ``dealer``, 4620.5(j): won
+    when the dealer busts or the hand is higher, lost when lower, a tie under the
+    license's option (:func:`tie_result`, BJ-4)."""
+    if dealer > BLACKJACK or total > dealer:
+        return "won"
+    if total < dealer:
+        return "lost"
+    return tie_result(tie_option, both_natural=False)
+
+
 def peek_due(up: str) -> bool:
     """4620.5(h)(1): with a 10-count or an ace up the dealer must look at the hole card."""
     r = rank(up)
