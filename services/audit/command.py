@@ -128,18 +128,26 @@ def read_checkpoints(
             public_key = anchor.load_signing_key(key_path).public_key()
         except anchor.AnchorError as e:
             raise CliError(f"cannot check the checkpoints: {e}; give --public-key") from None
-    weighed: list[SignedCheckpoint] = []
+    weighed = [
+        weigh_checkpoint(source, line, public_key, organization)
+        for source, line in checkpoint_lines(files)
+    ]
+    return weighed, None
+
+
+def checkpoint_lines(files: Iterable[Path]) -> list[tuple[str, str]]:
+    """Each distinct checkpoint of ``files`` (a file of one, or a history of one a line)
+    with where it stands (``history.jsonl line 3``): the newest is the history's last line
+    too, so a checkpoint in two files is given once."""
+    out: list[tuple[str, str]] = []
     seen: set[str] = set()
     for f in files:
-        # The newest checkpoint is the history's last line too: each is checked once.
         lines = [line.strip() for line in f.read_text().splitlines() if line.strip()]
         for n, line in enumerate(lines, 1):
-            if line in seen:
-                continue
-            seen.add(line)
-            source = f.name if len(lines) == 1 else f"{f.name} line {n}"
-            weighed.append(weigh_checkpoint(source, line, public_key, organization))
-    return weighed, None
+            if line not in seen:
+                seen.add(line)
+                out.append((f.name if len(lines) == 1 else f"{f.name} line {n}", line))
+    return out
 
 
 async def audit_store(args: argparse.Namespace, scope: Scope) -> AuditReport:
@@ -179,11 +187,11 @@ def audit_export(args: argparse.Namespace, scope: Scope) -> AuditReport:
     if args.public_key is not None:
         key = anchor.load_public_key(Path(args.public_key))
     texts = [(f"export checkpoint {n}", t) for n, t in enumerate(exported.checkpoints, 1)]
-    for f in args.checkpoint:
-        if not Path(f).is_file():
+    kept = [Path(f) for f in args.checkpoint]
+    for f in kept:
+        if not f.is_file():
             raise CliError(f"no checkpoint file {f}")
-        lines = [line.strip() for line in Path(f).read_text().splitlines() if line.strip()]
-        texts += [(f"{Path(f).name} line {n}", t) for n, t in enumerate(lines, 1)]
+    texts += checkpoint_lines(kept)
     streams = exported.header.get("scope", {}).get("streams", "all")
     checkpoints = []
     for source, text in texts:
