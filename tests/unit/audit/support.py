@@ -174,8 +174,8 @@ def every_game_night(seed: int = 11) -> Log:
     big six riding until the table closes); Black Jack in RNG mode with insurance, doubles
     and splits; and a voided round of several games."""
     from services.games.bang import SeatPlayer, shooter
-    from services.games.black_jack import Act, Deal, Insure, Peek
-    from services.games.black_jack_state import round_stage, turn_hand
+    from services.games.black_jack import Deal, Insure, Peek
+    from services.games.black_jack_state import round_stage
     from services.games.dice_rounds import RollDice
     from services.games.over_under_seven import OVER_UNDER_SEVEN
     from services.games.three_dice import CHUCK_A_LUCK, HAZARD
@@ -282,20 +282,29 @@ def every_game_night(seed: int = 11) -> Log:
             if r == 23:
                 bj.do(VoidRound(reason="misdeal"))
                 break
-            hand = turn_hand(play)
-            assert hand is not None
-            for action in rnd.sample(["split", "double", "hit", "stand"], 4):
-                try:
-                    bj.do(Act(hand=hand.hand, action=action))
-                    break
-                except RuleError:
-                    continue
+            act_at_random(bj, rnd)
     dealer_black_jack(log, rnd)
     return log
 
 
 DECK = tuple(f"{rank}{suit}" for rank in (*"A23456789", "10", *"JQK") for suit in "SHDC")
 TEN_COUNTS = tuple(card for card in DECK if card[:-1] in ("10", "J", "Q", "K"))
+
+
+def act_at_random(bj: Table, rnd: random.Random) -> None:
+    """The hand whose turn it is takes the first action the rules allow, the actions tried
+    in a random order."""
+    from services.games.black_jack import Act
+    from services.games.black_jack_state import turn_hand
+
+    hand = turn_hand(bj.state.play)
+    assert hand is not None
+    for action in rnd.sample(["split", "double", "hit", "stand"], 4):
+        try:
+            bj.do(Act(hand=hand.hand, action=action))
+            return
+        except RuleError:
+            continue
 
 
 def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:

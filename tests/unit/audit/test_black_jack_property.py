@@ -8,13 +8,12 @@ import random
 
 import pytest
 
-from services.aggregates import RuleError
 from services.audit.commitments import CommitmentChecker
 from services.audit.settlements import SettlementChecker
-from services.games.black_jack import Act, Deal, Insure, Peek
-from services.games.black_jack_state import round_stage, turn_hand
+from services.games.black_jack import Deal, Insure, Peek
+from services.games.black_jack_state import round_stage
 from services.tables.rules import OpenRound, PlaceBet, VoidRound
-from tests.unit.audit.support import Log, Table, run
+from tests.unit.audit.support import Log, Table, act_at_random, run
 
 STAKES = (2, 10, 100, 500)
 """The smallest even stake, and up to the regulatory maximum (4620.5(f)(2))."""
@@ -44,14 +43,7 @@ def test_every_part_of_random_play_is_what_the_audit_recomputes(tie_option: int)
             if rnd.random() < 0.03:
                 bj.do(VoidRound(reason="a card turned over"))
                 break
-            hand = turn_hand(play)
-            assert hand is not None
-            for action in rnd.sample(["split", "double", "hit", "stand"], 4):
-                try:
-                    bj.do(Act(hand=hand.hand, action=action))
-                    break
-                except RuleError:
-                    continue
+            act_at_random(bj, rnd)
     settlements = run(SettlementChecker(), log.envelopes)
     assert settlements.discrepancies == []
     parts = [e for e in log.envelopes if e.type == "PartSettled"]
