@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -127,3 +127,36 @@ def assembler(cls: type[T]) -> Callable[..., T]:
     exec("\n".join(lines) + "\n", namespace)
     assemble: Callable[..., T] = namespace["assemble"]
     return assemble
+
+
+_REPLACERS: dict[tuple[type[Any], tuple[str, ...]], Callable[..., Any]] = {}
+
+
+def replace(record: T, /, **changes: Any) -> T:
+    """``dataclasses.replace(record, **changes)``, several times faster for the frozen,
+    slotted records the pure rules fold (a table's state, a Black Jack round, its hands):
+    the copy is made by a :func:`replacer` generated once for each class and set of fields
+    changed, so no keyword arguments are collected and no ``__init__`` runs. A record with a
+    ``__post_init__`` (whose checks must see the new values) or without slots goes through
+    ``dataclasses.replace`` itself. The same result either way."""
+    names = tuple(changes)
+    key = (record.__class__, names)
+    copy = _REPLACERS.get(key)
+    if copy is None:
+        copy = _REPLACERS[key] = _copier(record.__class__, names)
+    return cast(T, copy(record, *changes.values()))
+
+
+def _copier(cls: type[Any], names: tuple[str, ...]) -> Callable[..., Any]:
+    if (
+        not dataclasses.is_dataclass(cls)
+        or "__slots__" not in cls.__dict__
+        or getattr(cls, "__post_init__", None) is not None
+        or any(not f.init for f in dataclasses.fields(cls))
+    ):
+
+        def through_init(record: Any, *values: Any) -> Any:
+            return dataclasses.replace(record, **dict(zip(names, values, strict=True)))
+
+        return through_init
+    return replacer(cls, *names)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Final
 
 from events.base import Event
@@ -28,6 +27,7 @@ from events.bell_jars import (
     TicketRedeemed,
     TicketsSold,
 )
+from events.records import replace
 from services.aggregates import RuleError
 from services.bell_jars.limits import (
     DEFAULT_LIMITS,

@@ -7,10 +7,11 @@ request, the store checks the money.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from events.base import Event
 from events.cage import ChipsIssued, ChipsRedeemed
+from events.records import replace
 from services.aggregates import RuleError
 
 

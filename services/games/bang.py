@@ -25,11 +25,12 @@ docs/RULES.md ("Bang (4620.15)"). Pure but for :meth:`Bang.prepare`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from events.base import Event
 from events.dice import DicePassed, DiceRolled, PlayerSeated, PlayerUnseated
+from events.records import replace
 from events.tables import (
     BetCancelled,
     BetPlaced,

@@ -196,6 +196,7 @@ deal) and the round is in play until its end."""
 P = TypeVar("P")
 
 
+@fast_init  # one each time a table's game decides a step (and the audit rechecks one)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Round:
     """What the table tells a game about the round when it asks it to decide a step."""

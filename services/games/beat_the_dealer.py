@@ -13,11 +13,12 @@ and reading is in docs/RULES.md ("Beat the Dealer (4620.14)"). Pure but for
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from events.base import Event
 from events.dice import DiceRolled
+from events.records import replace
 from events.tables import BetCancelled, BetPlaced, PartSettled, RoundEnded, RoundOpened
 from services.aggregates import RuleError
 from services.games import dice_rounds as rounds

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from events.base import Event
@@ -33,6 +33,7 @@ from events.black_jack import (
     ShoeRevealed,
     ShoeShuffled,
 )
+from events.records import replace
 from events.tables import (
     BetSettlement,
     NoMoreBets,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from events.base import Event
@@ -23,6 +23,7 @@ from events.black_jack import (
     ShoeRevealed,
     ShoeShuffled,
 )
+from events.records import fast_init, replace
 from events.tables import (
     BetCancelled,
     BetPlaced,
@@ -124,6 +125,7 @@ def peek_due(up: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+@fast_init  # these records are rebuilt with every card and action a round folds
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeatBet:
     """A bet of the round on a betting space (folded from ``BetPlaced`` / ``BetCancelled``)."""
@@ -134,6 +136,7 @@ class SeatBet:
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hand:
     """One hand: the bet's first hand ``<space>.0`` or a hand a split opened ``<space>.<n>``.
@@ -163,6 +166,7 @@ class Hand:
         return (*own, (double_id(self.bet_id, self.hand), self.wager)) if self.doubled else own
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Insurance:
     """An insurance wager on a bet's hand (4620.5(m)), from ``WagerAdded(kind="insurance")``."""
@@ -174,6 +178,7 @@ class Insurance:
     settled: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShuffleRecord:
     """A shuffle not yet revealed (RNG mode): its box size, commitments and sealed seed, and
@@ -189,6 +194,7 @@ class ShuffleRecord:
     excluded_hole: tuple[int, int] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlackJackPlay:
     """The game's state at a table, folded from every event of its stream.
@@ -422,18 +428,41 @@ def _fold_shuffle(play: BlackJackPlay, event: ShoeShuffled) -> BlackJackPlay:
 
 
 def _fold_dealt(play: BlackJackPlay, event: CardDealt) -> BlackJackPlay:
-    in_deal = play.deal_count < len(deal_targets(play))
-    play = replace(play, drawn=play.drawn + 1, deal_count=play.deal_count + (1 if in_deal else 0))
+    # One copy of the round per card (the fold runs for every card of every round: in the
+    # actor and again in the audit), whatever the card changes.
+    in_deal = play.deal_count < 2 * len(play.hands[: play.seats]) + 2  # len(deal_targets)
+    drawn = play.drawn + 1
+    deal_count = play.deal_count + (1 if in_deal else 0)
+    seen = play.seen
     if event.card is not None:
-        seen = dict(play.seen)
+        seen = dict(seen)
         seen[event.card] = seen.get(event.card, 0) + 1
-        play = replace(play, seen=seen)
     if event.to == DEALER:
         if not event.face_up:
-            return replace(play, hole_dealt=True, hole=(event.shuffle, event.position))
-        return replace(play, dealer_cards=(*play.dealer_cards, str(event.card)))
+            return replace(
+                play,
+                drawn=drawn,
+                deal_count=deal_count,
+                seen=seen,
+                hole_dealt=True,
+                hole=(event.shuffle, event.position),
+            )
+        return replace(
+            play,
+            drawn=drawn,
+            deal_count=deal_count,
+            seen=seen,
+            dealer_cards=(*play.dealer_cards, str(event.card)),
+        )
     hand = find_hand(play, event.to)
-    return replace_hand(play, event.to, cards=(*hand.cards, str(event.card)), waiting=False)
+    dealt = replace(hand, cards=(*hand.cards, str(event.card)), waiting=False)
+    return replace(
+        play,
+        drawn=drawn,
+        deal_count=deal_count,
+        seen=seen,
+        hands=tuple(dealt if h.hand == event.to else h for h in play.hands),
+    )
 
 
 def _fold_hole(play: BlackJackPlay, card: str) -> BlackJackPlay:

@@ -12,11 +12,12 @@ them into the step, and :func:`roll_of` checks and reads the roll. Pure but for
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from events.base import Event
 from events.dice import DiceRolled
+from events.records import replace
 from events.tables import BetSettlement, BetsReopened, PartSettled, RoundEnded
 from services.aggregates import RuleError
 from services.games.base import JSON, Chance, Round, bad_request, invalid_config

@@ -21,7 +21,7 @@ No I/O, clock or randomness.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from events.base import Event
@@ -31,6 +31,7 @@ from events.merchandise import (
     PrizeLimitReached,
     StockItem,
 )
+from events.records import replace
 from events.tables import BetCancelled, BetPlaced, BetSettlement, RoundOpened, Settled
 from services.aggregates import RuleError
 from services.games.base import JSON, Round

@@ -12,10 +12,11 @@ Chance.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from events.base import Event
+from events.records import replace
 from events.tables import OutcomeRecorded, Settled
 from services.aggregates import RuleError
 from services.games.base import (

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 from events.base import Event
@@ -30,6 +29,7 @@ from events.raffles import (
     RaffleSalesClosed,
     TicketSold,
 )
+from events.records import replace
 from services.aggregates import RuleError
 from services.raffles import queen_of_hearts, standard, tickets, treasure_chest
 from services.raffles import serials as runs

@@ -15,11 +15,11 @@ adapter (``services.tables.actor``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from events.base import Event
-from events.records import replacer
+from events.records import replace, replacer
 from events.tables import (
     BetCancelled,
     BetPlaced,
