@@ -8,6 +8,7 @@ codec and back; an older version is upcast on read, never rewritten in the store
 from __future__ import annotations
 
 import dataclasses
+import operator
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -258,7 +259,25 @@ def _identity(value: Any) -> Any:
 def _build_decoder(tp: Any) -> Callable[[Any], Any]:
     if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):
         named = tp
-        return lambda data: named(**data)
+        field_names = tuple(named._fields)
+        if len(field_names) < 2:
+            return lambda data: named(**data)
+        # A settlement line is decoded per bet: its values are taken by one itemgetter
+        # when the data holds exactly its fields, else through the keyword arguments
+        # (which raise on a missing or an unknown field, or fill a default).
+        values_of = operator.itemgetter(*field_names)
+        count = len(field_names)
+        new = tuple.__new__
+
+        def decode_named(data: Any) -> Any:
+            if data.__class__ is dict and len(data) == count:
+                try:
+                    return new(named, values_of(data))
+                except KeyError:
+                    pass
+            return named(**data)
+
+        return decode_named
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
         fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(tp) if f.init]
@@ -267,9 +286,21 @@ def _build_decoder(tp: Any) -> Callable[[Any], Any]:
         def decode_dataclass(data: Any) -> Any:
             return cls(**{name: conv(data[name]) for name, conv in fields if name in data})
 
-        if any(conv is not _identity for _name, conv in fields):
-            return decode_dataclass
         names = frozenset(name for name, _conv in fields)
+        converted = [(name, conv) for name, conv in fields if conv is not _identity]
+        if converted:
+
+            def decode_converting(data: Any) -> Any:
+                # Every field as stored: a copy of the data, only the fields of a record
+                # type (settlement lines, hands) converted.
+                if data.keys() != names:
+                    return decode_dataclass(data)
+                kwargs = dict(data)
+                for name, conv in converted:
+                    kwargs[name] = conv(kwargs[name])
+                return cls(**kwargs)
+
+            return decode_converting
 
         def decode_plain(data: Any) -> Any:
             # Every field as stored: the data is the keyword arguments when its keys are
@@ -285,7 +316,7 @@ def _build_decoder(tp: Any) -> Callable[[Any], Any]:
         item = _decoder(args[0])
         if item is _identity:
             return tuple
-        return lambda data: tuple(item(v) for v in data)
+        return lambda data: tuple(map(item, data))
     if origin in (Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
         if len(inner) == 1:
