@@ -87,8 +87,13 @@ class BalanceChecker:
     name = "balances"
     types: frozenset[str] | None = MONEY_EVENTS
 
-    def __init__(self, guarded: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self, guarded: Mapping[str, int] | None = None, *, tally_only: bool = False
+    ) -> None:
         self.guarded = guarded
+        self.tally_only = tally_only
+        """A share of a shared pass (``services.audit.shares``): it sums its streams' moves
+        and checks nothing at the end; the first share checks the sums (:meth:`absorb`)."""
         self.balances: dict[str, int] = {}
         self.checked: Counter[str] = Counter()
         self.discrepancies: list[Discrepancy] = []
@@ -133,9 +138,17 @@ class BalanceChecker:
         for player, cents, _kind in data_moves(type_, data):
             balances[player] = balances.get(player, 0) + cents
 
+    def absorb(self, balances: Mapping[str, int]) -> None:
+        """Add another share's sums of its streams' moves, before :meth:`finish`."""
+        mine = self.balances
+        for player, cents in balances.items():
+            mine[player] = mine.get(player, 0) + cents
+
     def finish(self) -> None:
         """Compare each player's folded balance with the guarded one (and with zero)."""
         self.checked["money events"] += self._moves
+        if self.tally_only:
+            return
         guarded = self.guarded
         players = sorted(set(self.balances) | set(guarded or {}))
         self.checked["players"] += len(players)

@@ -109,13 +109,23 @@ class ChainChecker:
     """The engine calls :meth:`link` itself, for every event; ``observe`` takes none."""
 
     def __init__(
-        self, checkpoints: Sequence[SignedCheckpoint] = (), *, none_because: str | None = None
+        self,
+        checkpoints: Sequence[SignedCheckpoint] = (),
+        *,
+        none_because: str | None = None,
+        owns_log: bool = True,
     ) -> None:
         self.checked: Counter[str] = Counter()
         self.discrepancies: list[Discrepancy] = []
         self.checkpoints = len(checkpoints)
         self.none_because = none_because
         """Why no checkpoint was given (a discrepancy once the log holds events)."""
+        self.owns_log = owns_log
+        """False in a share of the pass other than the first (``services.audit.shares``):
+        the checkpoints themselves, the signed log entries and the heads of streams the log
+        holds no event of are the first share's to check; this one checks its streams'."""
+        self.foreign: set[str] = set()
+        """Streams another share checks (their signed heads are not this one's)."""
         self.streams: dict[str, _Stream] = {}
         """Per stream, as the pass left it: the engine's fast path moves an in-order event's
         seq and hash itself when no pin or break is at stake (:meth:`link` for the rest)."""
@@ -130,7 +140,7 @@ class ChainChecker:
 
     def _take(self, given: SignedCheckpoint) -> None:
         cp = given.checkpoint
-        if given.problem is not None:
+        if given.problem is not None and self.owns_log:
             self._found(
                 stream=CHECKPOINTS,
                 seq=None,
@@ -142,7 +152,7 @@ class ChainChecker:
         if cp is None:
             return
         title = f"{given.source} ({cp.title()})"
-        if given.verified:
+        if given.verified and self.owns_log:
             self.checked["checkpoints"] += 1
             if cp.log_id != "0":
                 self.log_pins.setdefault(cp.log_id, []).append(title)
@@ -176,6 +186,10 @@ class ChainChecker:
 
     def observe(self, envelope: Envelope) -> None:
         """Not fed: the engine links every event through :meth:`link`."""
+
+    def saw_log(self, log_id: str) -> None:
+        """A signed org-log entry is in the log (an event of another share's stream)."""
+        self._log_seen.add(log_id)
 
     def unreadable(self, log_id: str, reason: str) -> None:
         """An org-log entry that is not a stored envelope at all."""
@@ -354,6 +368,8 @@ class ChainChecker:
         self.checked["streams"] += len(self.streams)
         for stream, pins in sorted(self._pins.items()):
             st = self.streams.get(stream)
+            if stream in self.foreign or (st is None and not self.owns_log):
+                continue  # another share's stream (or the first share's to name)
             ends = 0 if st is None else st.seq
             for seq, at in sorted(pins.items()):  # the heads the pass did not reach
                 end = "the log holds no event of it" if ends == 0 else f"it ends at seq {ends}"

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +37,15 @@ from services.audit.engine import (
     stream_heads,
 )
 from services.audit.rules import RULE_CHECKERS
+from services.audit.shares import (
+    MAX_SHARES,
+    Share,
+    ShareJob,
+    ShareResult,
+    combine,
+    run_share,
+    tips,
+)
 from services.store.redis_store import EventStore
 
 
@@ -73,6 +86,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default=None, metavar="DIR", help="write audit.json and audit.md there"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        metavar="N",
+        help=f"processes to share a store's pass among (default: the cores, at most "
+        f"{MAX_SHARES}; 1: this process alone)",
+    )
+
+
+def default_workers() -> int:
+    """The audit's processes by default: one a core, at most :data:`MAX_SHARES`."""
+    return max(1, min(os.cpu_count() or 1, MAX_SHARES))
 
 
 def parse_moment(text: str, zone: str) -> int:
@@ -164,6 +190,7 @@ async def audit_store(args: argparse.Namespace, scope: Scope) -> AuditReport:
             no_checkpoint=none_because,
             scope=scope,
             progress=not args.no_progress,
+            workers=args.workers,
         )
 
 
@@ -246,30 +273,66 @@ async def audit(
     no_checkpoint: str | None = None,
     scope: Scope = WHOLE_LOG,
     progress: bool = False,
+    workers: int = 1,
 ) -> AuditReport:
     """Audit a store against ``checkpoints`` (read before this is called: every head they
     signed is then in the store before the log's head is read): the log's head, length and
     guarded balances in one transaction, the log up to that head with every rule checker,
     the chains and the balances, then each stream's own record against the log. Never
-    writes; the progress bar (tqdm) on stderr with ``progress``."""
+    writes; the progress bar (tqdm) on stderr with ``progress``.
+
+    ``workers`` > 1 (and a store that knows its URL): the pass is shared among that many
+    processes, this one and ``workers - 1`` of a pool, each reading the same log up to the
+    same head (``services.audit.shares``); the report is the one a single pass gives."""
     from tqdm import tqdm
 
     moment = await snapshot(store)
-    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(moment.guarded)]
+    balances = BalanceChecker(moment.guarded)
+    checkers = [*(make() for make in RULE_CHECKERS), balances]
+    shares = max(1, min(workers, MAX_SHARES)) if store.url is not None else 1
     engine = Audit(
-        store.org, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
+        store.org,
+        checkers,
+        checkpoints=checkpoints,
+        no_checkpoint=no_checkpoint,
+        scope=scope,
+        share=Share(0, shares) if shares > 1 else None,
     )
-    with tqdm(
-        total=moment.length,
-        unit="ev",
-        unit_scale=True,
-        file=sys.stderr,
-        disable=not progress,
-        desc="audit",
-    ) as bar:
-        await read_log(engine, store, moment.log_head, on_page=bar.update)
-    heads = await stream_heads(store, engine.chains.tips, moment.generated)
-    return engine.finish(also=heads)
+    with contextlib.ExitStack() as stack:
+        results: list[ShareResult] = []
+        jobs: list[asyncio.Future[ShareResult]] = []
+        if shares > 1:
+            pool = stack.enter_context(
+                ProcessPoolExecutor(shares - 1, mp_context=multiprocessing.get_context("spawn"))
+            )
+            loop = asyncio.get_running_loop()
+            jobs = [
+                loop.run_in_executor(
+                    pool,
+                    run_share,
+                    ShareJob(
+                        share=Share(k, shares),
+                        redis_url=str(store.url),
+                        organization=store.org,
+                        log_head=moment.log_head,
+                        checkpoints=checkpoints,
+                        scope=scope,
+                    ),
+                )
+                for k in range(1, shares)
+            ]
+        with tqdm(
+            total=moment.length,
+            unit="ev",
+            unit_scale=True,
+            file=sys.stderr,
+            disable=not progress,
+            desc="audit",
+        ) as bar:
+            await read_log(engine, store, moment.log_head, on_page=bar.update)
+            results = list(await asyncio.gather(*jobs))
+    heads = await stream_heads(store, tips(engine, results), moment.generated)
+    return combine(engine, balances, results, also=heads)
 
 
 def audit_events(

@@ -26,6 +26,7 @@ from events.envelope import GENESIS_HASH, Envelope, assemble, expected_hash
 from services.audit.balances import unfoldable
 from services.audit.base import Checker, Discrepancy, JSONValue
 from services.audit.chains import ChainChecker, SignedCheckpoint
+from services.audit.shares import Owners, Share
 from services.store import keys
 from services.store.redis_store import EventStore
 
@@ -184,10 +185,18 @@ class Audit:
         checkpoints: Sequence[SignedCheckpoint] = (),
         no_checkpoint: str | None = None,
         scope: Scope = WHOLE_LOG,
+        share: Share | None = None,
     ) -> None:
         self.organization = organization
         self.scope = scope
-        self.chains = ChainChecker(checkpoints, none_because=no_checkpoint)
+        self.share = share
+        """Set when the pass is shared among processes (``services.audit.shares``): this
+        engine checks only the streams its share owns."""
+        lead = share is None or share.index == 0
+        self.chains = ChainChecker(
+            checkpoints, none_because=no_checkpoint if lead else None, owns_log=lead
+        )
+        self._owners = Owners(share) if share is not None else None
         self.checkers: list[Checker] = list(checkers)
         self.events = 0
         self.in_scope = 0
@@ -239,13 +248,32 @@ class Audit:
         hasher = _HASHED_PREFIX.copy
         whole = self._whole
         in_order = 0
+        owners = self._owners
+        owned = owners.owned if owners is not None else None
+        foreign = 0
         for entry in entries:
             raw = entry[1][1]
             try:
                 f = _decode_stored(raw)
             except (msgspec.ValidationError, msgspec.DecodeError) as e:
-                chains.unreadable(_text(entry[0]), str(e))
+                if chains.owns_log:
+                    chains.unreadable(_text(entry[0]), str(e))
+                else:
+                    foreign += 1
                 continue
+            if owned is not None and owners is not None:
+                mine = owned.get(f.stream)
+                if mine is None:
+                    mine = owners.assign(f.stream)
+                    if not mine:
+                        chains.foreign.add(f.stream)
+                if not mine:  # another share's stream: only what every share must see
+                    foreign += 1
+                    if f.type == OCCASION_STARTED:
+                        self._occasion_started(f.data)
+                    if entry[0] in log_pins:
+                        chains.saw_log(_text(entry[0]))
+                    continue
             data_raw = f.data
             h = hasher()
             h.update(raw[1 : len(raw) - len(data_raw) - _PACKED_HASH])
@@ -281,8 +309,7 @@ class Audit:
                     if not sound:
                         sound = expected_hash(env) == f.hash
                 if type_ == OCCASION_STARTED:
-                    self._occasion = data.get("occasion")
-                    self.occasions[str(self._occasion)] = None
+                    self._occasion_started(data_raw)
             st = streams.get(f.stream)
             seq = f.seq
             if (
@@ -306,10 +333,20 @@ class Audit:
             if not whole:
                 self._scoped(f.stream, seq, f.ts)
         chains.events += in_order
-        self.events += len(entries)
+        self.events += len(entries) - foreign
         if entries:
             chains.any_log_id = True
             self.last_log_id = _text(entries[-1][0])
+
+    def _occasion_started(self, data_raw: msgspec.Raw | bytes) -> None:
+        """An ``OccasionStarted``: the occasion every later event belongs to, until the next
+        (read by every share, whatever stream it is on)."""
+        try:
+            occasion = _decode_data(data_raw).get("occasion")
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            occasion = None  # the stream's owner names the event's data as unreadable
+        self._occasion = occasion
+        self.occasions[str(occasion)] = None
 
     def feed(self, envelopes: Iterable[Envelope]) -> None:
         """Take envelopes in log order (an export's, as its reader gives them): each one's

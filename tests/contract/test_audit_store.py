@@ -6,6 +6,7 @@ run exits 2 before it touches the store."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ from services.audit.balances import BalanceChecker
 from services.audit.command import audit
 from services.audit.engine import Audit, read_log, snapshot, stream_heads
 from services.store import keys
+from services.store.embedded import EmbeddedRedis
 from services.store.redis_store import Appended, BalanceMove, CommandWrite, EventStore, pack_result
+from tests.unit.audit.support import canonical, guarded_of, whole_night
 
 NIGHT = Path(__file__).resolve().parents[2] / "examples" / "night.toml"
 
@@ -176,3 +179,35 @@ async def test_an_audit_while_events_are_appended_is_clean(store: EventStore) ->
         appended = await busy
     assert all(r.ok for r in reports), [r.discrepancies for r in reports]
     assert reports[-1].events > reports[0].events > 0 and appended * 2 > reports[-1].events
+
+
+async def test_a_pass_shared_among_processes_reports_what_one_process_does(
+    redis_server: EmbeddedRedis, redis_client: aioredis.Redis, org: str
+) -> None:
+    """``workers`` > 1: real processes of a pool read the same log from this Redis, each
+    checking its share of the tables; the report is the one process's, the tampering named
+    by both (a bet's amount edited behind its hash, a cage event deleted from the log)."""
+    log = whole_night()
+    guarded = guarded_of(log)
+    bets = [n for n, e in enumerate(log) if e.type == "BetPlaced"]
+    edited = log[bets[len(bets) // 2]]
+    log[bets[len(bets) // 2]] = dataclasses.replace(edited, data={**edited.data, "amount": 1})
+    [gone] = [n for n, e in enumerate(log) if e.stream == "cage"][1:2]
+    deleted = log.pop(gone)
+    last: dict[str, Envelope] = {}
+    for env in log:
+        await redis_client.xadd(keys.log(org), {"e": encode(env)}, id=str(env.log_id))
+        last[env.stream] = env
+    for env in last.values():  # what the append script keeps beside the log
+        await redis_client.hset(keys.meta(org, env.stream), mapping={"v": env.seq, "h": env.hash})
+        await redis_client.xadd(keys.stream(org, env.stream), {"e": encode(env)}, id=f"0-{env.seq}")
+        await redis_client.sadd(keys.streams(org), env.stream)
+    await redis_client.hset(keys.balances(org), mapping=guarded)  # type: ignore[arg-type]
+    store = EventStore(redis_client, org, url=redis_server.url)
+    one = await audit(store, [], no_checkpoint=None, workers=1)
+    shared = await audit(store, [], no_checkpoint=None, workers=3)
+    assert canonical(shared) == canonical(one)
+    named = {(d.check, d.stream, d.seq) for d in one.discrepancies}
+    assert ("chains", edited.stream, edited.seq) in named
+    assert ("chains", "cage", deleted.seq) in named
+    assert one.events == shared.events == len(log)

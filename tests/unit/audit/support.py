@@ -5,17 +5,22 @@ raffles' and the deals' ``decide``/``evolve``), and tampered copies of them."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from events.base import Event, from_data
+from events.cage import ChipsIssued
 from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, Envelope, event_id, seal
+from events.money import MONEY_EVENTS, data_moves
 from services.aggregates import RuleError
 from services.audit.base import Checker, Discrepancy
+from services.audit.engine import AuditReport
 from services.chance import ServerChance, seal_key
 from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.tables.actor import TableRules
@@ -513,3 +518,49 @@ def deal_night() -> Log:
         redemption("d-4", line, ticket)
     do("d-4", RemoveDeal(now_ms=jars.NOW))
     return log
+
+
+def whole_night() -> list[Envelope]:
+    """Every game's night, then a raffle's and a bell jar night's, as one org log with
+    log ids (many tables to deal out, and streams that stay with the first share)."""
+    played = [*night(), *raffle_night().envelopes, *deal_night().envelopes]
+    players = sorted({p for e in played for p, cents, _k in moves(e) if cents < 0})
+    cage = Log()
+    for player in players:  # each player's chips bought before the night
+        cage.append("cage", [ChipsIssued(player=player, amount=10**7)], "cashier:c")
+    log = [*cage.envelopes, *played]
+    return [dataclasses.replace(e, log_id=f"{T0 + n}-0") for n, e in enumerate(log)]
+
+
+def moves(env: Envelope) -> list[tuple[str, int, str]]:
+    if env.type not in MONEY_EVENTS:
+        return []
+    return list(data_moves(env.type, env.data))
+
+
+def entries(log: Sequence[Envelope]) -> list[tuple[bytes, list[bytes]]]:
+    """The log as the store's XRANGE replies it."""
+    return [((e.log_id or "0").encode(), [b"e", encode(e)]) for e in log]
+
+
+def guarded_of(log: Sequence[Envelope]) -> dict[str, int]:
+    """The balances the store would guard after ``log``, untampered."""
+    out: dict[str, int] = {}
+    for env in log:
+        for player, cents, _kind in moves(env):
+            out[player] = out.get(player, 0) + cents
+    return out
+
+
+def canonical(report: AuditReport) -> dict[str, Any]:
+    """The report as audit.json holds it, its discrepancies and its figures' rows in one
+    order (a shared pass lists them in log order, one pass as each check met them)."""
+    doc = report.to_json()
+    rows = doc["discrepancies"]
+    assert isinstance(rows, list)
+    doc["discrepancies"] = sorted(rows, key=lambda d: json.dumps(d, sort_keys=True))
+    for name in report.figures:
+        figure = doc[name]
+        assert isinstance(figure, list)
+        doc[name] = sorted(figure, key=lambda d: json.dumps(d, sort_keys=True))
+    return doc

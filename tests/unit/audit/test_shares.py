@@ -1,0 +1,137 @@
+"""The audit's pass shared among processes (services/audit/shares.py): whatever the log
+holds, clean or tampered, and however many shares, the merged report is the report of one
+pass, discrepancy for discrepancy and count for count. Here the shares run one after the
+other in this process, on the same stored entries (tests/contract/test_audit_store.py runs
+them in processes of their own against a real Redis). Seeded."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from events.envelope import Envelope, expected_hash
+from services.audit.balances import BalanceChecker
+from services.audit.engine import Audit, AuditReport, Scope
+from services.audit.rules import RULE_CHECKERS
+from services.audit.shares import Owners, Share, combine, share_result
+from tests.unit.audit.support import canonical, entries, guarded_of, whole_night
+
+WHOLE = Scope()
+
+
+def one_pass(log: Sequence[Envelope], guarded: dict[str, int], scope: Scope) -> AuditReport:
+    checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(guarded)]
+    engine = Audit("org-audit", checkers, no_checkpoint=None, scope=scope)
+    engine.feed_raw(entries(log))
+    return engine.finish()
+
+
+def shared_pass(
+    log: Sequence[Envelope], guarded: dict[str, int], scope: Scope, shares: int
+) -> AuditReport:
+    stored = entries(log)
+    results = []
+    for k in range(1, shares):
+        balances = BalanceChecker(None, tally_only=True)
+        engine = Audit(
+            "org-audit",
+            [*(make() for make in RULE_CHECKERS), balances],
+            scope=scope,
+            share=Share(k, shares),
+        )
+        engine.feed_raw(stored)
+        results.append(share_result(engine, balances))
+    balances = BalanceChecker(guarded)
+    first = Audit(
+        "org-audit",
+        [*(make() for make in RULE_CHECKERS), balances],
+        no_checkpoint=None,
+        scope=scope,
+        share=Share(0, shares),
+    )
+    first.feed_raw(stored)
+    return combine(first, balances, results)
+
+
+def rehashed(log: list[Envelope], at: int, **data: Any) -> list[Envelope]:
+    """``log`` with event ``at``'s data changed and its stream's chain redone after it."""
+    out = list(log)
+    stream = out[at].stream
+    prev = out[at].prev_hash
+    out[at] = dataclasses.replace(out[at], data={**out[at].data, **data})
+    for n in range(at, len(out)):
+        if out[n].stream != stream:
+            continue
+        env = dataclasses.replace(out[n], prev_hash=prev)
+        out[n] = dataclasses.replace(env, hash=expected_hash(env))
+        prev = out[n].hash
+    return out
+
+
+def tamperings(log: list[Envelope], rnd: random.Random) -> list[tuple[str, list[Envelope]]]:
+    """One copy of the log per kind of tampering, each at a random event of its kind."""
+    settled = [n for n, e in enumerate(log) if e.type == "Settled"]
+    bets = [n for n, e in enumerate(log) if e.type == "BetPlaced"]
+    at = rnd.choice(settled)
+    paid = log[at].data["paid"] + 500
+    pairs = [n for n in range(1, len(log)) if log[n - 1].stream == log[n].stream]
+    swap = rnd.choice(pairs)
+    swapped = list(log)
+    swapped[swap - 1], swapped[swap] = swapped[swap], swapped[swap - 1]
+    edited = list(log)
+    k = rnd.choice(bets)
+    edited[k] = dataclasses.replace(edited[k], data={**edited[k].data, "amount": 1})
+    gone = rnd.choice(range(len(log)))
+    return [
+        ("clean", log),
+        ("a payout edited and re-hashed", rehashed(log, at, paid=paid)),
+        ("a bet's amount edited, not re-hashed", edited),
+        ("an event deleted", log[:gone] + log[gone + 1 :]),
+        ("two events of a stream swapped", swapped),
+        ("an event appended twice", [*log[: gone + 1], log[gone], *log[gone + 1 :]]),
+    ]
+
+
+@pytest.mark.parametrize("shares", [2, 3, 5])
+def test_a_shared_pass_gives_the_report_of_one_pass(shares: int) -> None:
+    rnd = random.Random(shares)
+    log = whole_night()
+    guarded = guarded_of(log)
+    tables = len({e.stream for e in log if e.stream.startswith("table:")})
+    assert tables > shares  # every share has tables to check
+    for kind, tampered in tamperings(log, rnd):
+        single = one_pass(tampered, guarded, WHOLE)
+        merged = shared_pass(tampered, guarded, WHOLE, shares)
+        assert canonical(merged) == canonical(single), kind
+        assert (kind == "clean") == single.ok, (kind, single.discrepancies[:3])
+
+
+def test_a_shared_pass_reports_the_same_scope() -> None:
+    log = whole_night()
+    guarded = {**guarded_of(log), "p-1": 1}  # one balance the log does not give
+    middle = log[len(log) // 2].ts
+    settled = [n for n, e in enumerate(log) if e.type == "Settled"]
+    at = settled[len(settled) // 2]
+    tampered = rehashed(log, at, paid=10**6)
+    for scope in (Scope(since_ms=middle), Scope(until_ms=middle)):
+        single = one_pass(tampered, guarded, scope)
+        merged = shared_pass(tampered, guarded, scope, 3)
+        assert canonical(merged) == canonical(single)
+        assert 0 < single.events_in_scope < single.events
+
+
+def test_the_tables_are_dealt_in_turn_and_everything_else_stays_with_the_first_share() -> None:
+    owners = [Owners(Share(k, 3)) for k in range(3)]
+    streams = ["cage", "table:a", "raffle:r", "table:b", "table:c", "deal:d", "table:d"]
+    dealt = [[o.assign(s) for o in owners] for s in streams]
+    assert all(sum(row) == 1 for row in dealt)  # each stream has exactly one share
+    assert [row.index(True) for row in dealt] == [0, 0, 0, 1, 2, 0, 0]
+
+
+def test_no_share_beyond_its_count() -> None:
+    with pytest.raises(ValueError, match="no share"):
+        Share(3, 3)
