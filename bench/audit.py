@@ -474,7 +474,7 @@ async def run(quick: bool) -> list[Result]:
             started = time.perf_counter()
             count = await fill(client, org, total)
             made_s = time.perf_counter() - started
-            store = EventStore(client, org, url=url)
+            store = EventStore(client, org)
             rates: dict[int, list[float]] = {workers: [], 1: []}
             for i in range(RUNS):
                 for n in rates:

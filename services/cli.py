@@ -277,7 +277,7 @@ async def _offline_store(args: argparse.Namespace) -> AsyncIterator[EventStore]:
         url = embedded.url
     client = await open_redis(url)
     try:
-        yield EventStore(client, night.organization, url=url)
+        yield EventStore(client, night.organization)
     finally:
         await close_redis(client)
         if embedded is not None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import datetime
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,15 +34,7 @@ from services.audit.engine import (
     stream_heads,
 )
 from services.audit.rules import RULE_CHECKERS
-from services.audit.shares import (
-    MAX_SHARES,
-    Share,
-    ShareJob,
-    ShareResult,
-    combine,
-    run_share,
-    tips,
-)
+from services.audit.shares import MAX_SHARES, Share, ShareError, ShareJob, combine, shares, tips
 from services.store.redis_store import EventStore
 
 
@@ -178,20 +167,23 @@ def checkpoint_lines(files: Iterable[Path]) -> list[tuple[str, str]]:
 
 async def audit_store(args: argparse.Namespace, scope: Scope) -> AuditReport:
     """Audit the night's store as ``offline_store`` reaches it (:func:`audit`)."""
-    from services.cli import offline_store
+    from services.cli import CliError, offline_store
     from services.night import load_night
 
     organization = load_night(Path(args.night)).organization
     checkpoints, none_because = read_checkpoints(args, organization)
     async with offline_store(args) as store:
-        return await audit(
-            store,
-            checkpoints,
-            no_checkpoint=none_because,
-            scope=scope,
-            progress=not args.no_progress,
-            workers=args.workers,
-        )
+        try:
+            return await audit(
+                store,
+                checkpoints,
+                no_checkpoint=none_because,
+                scope=scope,
+                progress=not args.no_progress,
+                workers=args.workers,
+            )
+        except ShareError as e:
+            raise CliError(str(e)) from None
 
 
 def audit_export(args: argparse.Namespace, scope: Scope) -> AuditReport:
@@ -281,56 +273,47 @@ async def audit(
     the chains and the balances, then each stream's own record against the log. Never
     writes; the progress bar (tqdm) on stderr with ``progress``.
 
-    ``workers`` > 1 (and a store that knows its URL): the pass is shared among that many
-    processes, this one and ``workers - 1`` of a pool, each reading the same log up to the
-    same head (``services.audit.shares``); the report is the one a single pass gives."""
+    ``workers`` > 1: the pass is shared among that many processes, this one and
+    ``workers - 1`` others it deals their tables' entries to as it reads the log
+    (``services.audit.shares``); the report is the one a single pass gives."""
     from tqdm import tqdm
 
     moment = await snapshot(store)
     balances = BalanceChecker(moment.guarded)
     checkers = [*(make() for make in RULE_CHECKERS), balances]
-    shares = max(1, min(workers, MAX_SHARES)) if store.url is not None else 1
+    count = max(1, min(workers, MAX_SHARES))
     engine = Audit(
         store.org,
         checkers,
         checkpoints=checkpoints,
         no_checkpoint=no_checkpoint,
         scope=scope,
-        share=Share(0, shares) if shares > 1 else None,
+        share=Share(0, count) if count > 1 else None,
     )
-    with contextlib.ExitStack() as stack:
-        results: list[ShareResult] = []
-        jobs: list[asyncio.Future[ShareResult]] = []
-        if shares > 1:
-            pool = stack.enter_context(
-                ProcessPoolExecutor(shares - 1, mp_context=multiprocessing.get_context("spawn"))
-            )
-            loop = asyncio.get_running_loop()
-            jobs = [
-                loop.run_in_executor(
-                    pool,
-                    run_share,
-                    ShareJob(
-                        share=Share(k, shares),
-                        redis_url=str(store.url),
-                        organization=store.org,
-                        log_head=moment.log_head,
-                        checkpoints=checkpoints,
-                        scope=scope,
-                    ),
-                )
-                for k in range(1, shares)
-            ]
-        with tqdm(
+    jobs = [
+        ShareJob(
+            share=Share(k, count), organization=store.org, checkpoints=checkpoints, scope=scope
+        )
+        for k in range(1, count)
+    ]
+    with (
+        shares(jobs) as others,
+        tqdm(
             total=moment.length,
             unit="ev",
             unit_scale=True,
             file=sys.stderr,
             disable=not progress,
             desc="audit",
-        ) as bar:
-            await read_log(engine, store, moment.log_head, on_page=bar.update)
-            results = list(await asyncio.gather(*jobs))
+        ) as bar,
+    ):
+
+        def page_read(n: int) -> None:
+            others.deal(engine)
+            bar.update(n)
+
+        await read_log(engine, store, moment.log_head, on_page=page_read)
+        results = await others.results()
     heads = await stream_heads(store, tips(engine, results), moment.generated)
     return combine(engine, balances, results, also=heads)
 

@@ -34,6 +34,9 @@ PAGE = 3000
 """Org-log entries fetched per read: as the projection runner reads (projections/runner.py)."""
 REPORT_FORMAT = "casino-night audit 1"
 OCCASION_STARTED = "OccasionStarted"
+OCCASION_ONLY = b"o"
+"""The field an entry dealt to a share carries in place of ``e`` when the share is to read
+it (an ``OccasionStarted`` of another share's stream) but not check it."""
 
 
 class _Stored(msgspec.Struct, array_like=True):
@@ -190,13 +193,18 @@ class Audit:
         self.organization = organization
         self.scope = scope
         self.share = share
-        """Set when the pass is shared among processes (``services.audit.shares``): this
-        engine checks only the streams its share owns."""
+        """Set when the pass is shared among processes (``services.audit.shares``): the
+        first share reads the log, checks the streams it keeps and deals every other
+        share its entries (:attr:`outbox`); another share is fed only its own."""
         lead = share is None or share.index == 0
         self.chains = ChainChecker(
             checkpoints, none_because=no_checkpoint if lead else None, owns_log=lead
         )
-        self._owners = Owners(share) if share is not None else None
+        self._owners = Owners(share.of) if share is not None and lead else None
+        self.outbox: list[list[Any]] = [[] for _ in range(share.of if share else 0)]
+        """The first share's: per share, the entries dealt to it from the pages fed so
+        far (taken away by the caller after each page); an ``OccasionStarted`` goes to
+        every share, marked as one to read but not check (:data:`OCCASION_ONLY`)."""
         self.checkers: list[Checker] = list(checkers)
         self.events = 0
         self.in_scope = 0
@@ -250,6 +258,9 @@ class Audit:
         in_order = 0
         owners = self._owners
         owned = owners.owned if owners is not None else None
+        me = self.share.index if self.share is not None else 0
+        dealt = self.share is not None and owners is None  # a share fed by the first
+        outbox = self.outbox
         foreign = 0
         for entry in entries:
             raw = entry[1][1]
@@ -262,18 +273,28 @@ class Audit:
                     foreign += 1
                 continue
             if owned is not None and owners is not None:
-                mine = owned.get(f.stream)
-                if mine is None:
-                    mine = owners.assign(f.stream)
-                    if not mine:
+                owner = owned.get(f.stream)
+                if owner is None:
+                    owner = owners.assign(f.stream)
+                    if owner != me:
                         chains.foreign.add(f.stream)
-                if not mine:  # another share's stream: only what every share must see
+                if f.type == OCCASION_STARTED:  # every share follows the occasions
+                    marked = (entry[0], (OCCASION_ONLY, raw))
+                    for k, box in enumerate(outbox):
+                        if k != me and k != owner:
+                            box.append(marked)
+                if owner != me:  # another share's stream: dealt to it
                     foreign += 1
+                    outbox[owner].append(entry)
                     if f.type == OCCASION_STARTED:
                         self._occasion_started(f.data)
                     if entry[0] in log_pins:
                         chains.saw_log(_text(entry[0]))
                     continue
+            elif dealt and entry[1][0] == OCCASION_ONLY:
+                foreign += 1
+                self._occasion_started(f.data)
+                continue
             data_raw = f.data
             h = hasher()
             h.update(raw[1 : len(raw) - len(data_raw) - _PACKED_HASH])

@@ -1,41 +1,54 @@
-"""The audit's pass shared among processes (docs/AUDIT.md, "Cost"): each share reads the
-whole org log, in order, and checks the streams it owns; the first share's results and
-the others' are then merged into one report, the same report one process would give.
+"""The audit's pass shared among processes (docs/AUDIT.md, "Cost"): the first share reads
+the org log, in order, checks the streams it keeps and deals every other share the entries
+of its streams; each share checks its own; the first merges their results with its own
+into one report, the same report one process would give.
 
-Who owns what. A table's stream is read by the table checks only (its settlements,
-awards, commitments, sources), each of which keeps one state per stream, so the tables
-are dealt out among the shares: the k-th table stream the log names goes to share
-k mod n. Every share reads the same log in the same order, so each deals them the same
-way without a word to the others. Every other stream (the cage, the raffles, the deals,
-whose commingled banks span several streams, the expenses) stays with the first share.
-The balances are sums, so each share adds up the moves of its own streams and the first
-sums the shares' before it checks them. An ``OccasionStarted`` is read by every share
-(what the report covers follows the occasions in log order), and the first share alone
-checks the checkpoints themselves and the signed log entries.
+Who checks what. A table's stream is read by the table checks only (its settlements,
+awards, commitments, sources), each of which keeps one state per stream, so the tables are
+dealt out among the shares as the log first names them (:class:`Owners`). Every other
+stream (the cage, the raffles, the deals, whose commingled banks span several streams, the
+expenses) stays with the first share. The balances are sums, so each share adds up the
+moves of its own streams and the first sums the shares' before it checks them. An
+``OccasionStarted`` is dealt to every share (what the report covers follows the occasions
+in log order), and the first share alone checks the checkpoints themselves and the signed
+log entries.
 
-The shares other than the first run :func:`run_share` in processes of their own (a
-``spawn`` pool: nothing of the parent's event loop or connections is inherited); each
-reaches the store by its URL. Pure but for that read."""
+The other shares run :func:`run_share` in processes of their own (``spawn``: nothing of the
+parent's event loop or connections is inherited), fed through a pipe one page at a time:
+they never reach the store, so only one process reads the log from Redis. Pure but for
+the pipe."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import multiprocessing
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from services.aggregates import TABLE_PREFIX
 from services.audit.base import Discrepancy, JSONValue
 
 if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
     from services.audit.balances import BalanceChecker
     from services.audit.chains import SignedCheckpoint
     from services.audit.engine import Audit, AuditReport, Scope
 
 MAX_SHARES = 8
-"""The most processes an audit shares its pass among (each reads the whole log: past the
-machine's cores, more only cost)."""
+"""The most processes an audit shares its pass among (past the machine's cores, more
+only cost)."""
+FIRST_SHARE_WEIGHT = 0.75
+"""The first share's part of the tables against another share's (1): it also reads the
+log from Redis, decodes every entry's stream and deals the others theirs, and checks every
+stream that is no table's. Measured on the 2-core development machine with the bench's
+night (docs/AUDIT.md, "Cost"): at 1 the first share finished last, the other waiting."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,35 +64,36 @@ class Share:
 
 
 class Owners:
-    """Which streams a share checks, dealt as the log first names them (module docstring)."""
+    """Which share checks each stream, decided by the first share as the log first names
+    the stream: a table goes to the share with the fewest tables for its weight (the first
+    share's :data:`FIRST_SHARE_WEIGHT`, every other's 1; the lower index on a tie); any
+    other stream to the first share."""
 
-    __slots__ = ("owned", "share", "tables")
+    __slots__ = ("counts", "owned", "weights")
 
-    def __init__(self, share: Share) -> None:
-        self.share = share
-        self.owned: dict[str, bool] = {}
-        """Each stream seen so far: whether this share checks it."""
-        self.tables = 0
+    def __init__(self, shares: int) -> None:
+        self.owned: dict[str, int] = {}
+        """Each stream seen so far: the index of the share that checks it."""
+        self.counts = [0] * shares
+        self.weights = [FIRST_SHARE_WEIGHT, *([1.0] * (shares - 1))]
 
-    def assign(self, stream: str) -> bool:
-        """Deal ``stream`` (first seen now) to its share; whether it is this one's."""
+    def assign(self, stream: str) -> int:
+        """Deal ``stream`` (first seen now) to its share; that share's index."""
+        owner = 0
         if stream.startswith(TABLE_PREFIX):
-            mine = self.tables % self.share.of == self.share.index
-            self.tables += 1
-        else:
-            mine = self.share.index == 0
-        self.owned[stream] = mine
-        return mine
+            counts, weights = self.counts, self.weights
+            owner = min(range(len(counts)), key=lambda k: ((counts[k] + 1) / weights[k], k))
+            counts[owner] += 1
+        self.owned[stream] = owner
+        return owner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShareJob:
-    """What a share's process needs: where the store is and what to read."""
+    """What a share's process needs besides its entries."""
 
     share: Share
-    redis_url: str
     organization: str
-    log_head: str
     checkpoints: Sequence[SignedCheckpoint]
     scope: Scope
 
@@ -94,20 +108,22 @@ class ShareResult:
     tips: Mapping[str, tuple[int, str]] = field(default_factory=dict)
 
 
-def run_share(job: ShareJob) -> ShareResult:
-    """A share's whole pass, in its own process (the pool's entry point)."""
-    return asyncio.run(_share(job))
+_END = b""
+"""What the first share sends a share when the log is over."""
+encode_page = msgspec.msgpack.Encoder().encode
+"""A page of entries dealt to a share, as the pipe carries it (msgpack, ids and payloads
+as bytes)."""
+decode_page = msgspec.msgpack.Decoder().decode
 
 
-async def _share(job: ShareJob) -> ShareResult:
+def run_share(conn: Connection, job: ShareJob) -> None:
+    """A share's whole pass, in its own process: the entries the first share deals it, page
+    by page, until the end; then its result (or why it failed) back on the same pipe."""
     from services.audit.balances import BalanceChecker
-    from services.audit.engine import Audit, read_log
+    from services.audit.engine import Audit, cyclic_gc_paused
     from services.audit.rules import RULE_CHECKERS
-    from services.store.redis_store import EventStore, close_redis, open_redis
 
-    client = await open_redis(job.redis_url)
     try:
-        store = EventStore(client, job.organization)
         balances = BalanceChecker(None, tally_only=True)
         engine = Audit(
             job.organization,
@@ -116,10 +132,84 @@ async def _share(job: ShareJob) -> ShareResult:
             scope=job.scope,
             share=job.share,
         )
-        await read_log(engine, store, job.log_head)
-        return share_result(engine, balances)
+        with cyclic_gc_paused():
+            while page := conn.recv_bytes():
+                engine.feed_raw(decode_page(page))
+        conn.send(("ok", share_result(engine, balances)))
+    except BaseException as e:  # any fault: the first share reports it and stops
+        conn.send(("failed", repr(e)))
     finally:
-        await close_redis(client)
+        conn.close()
+
+
+class ShareError(RuntimeError):
+    """A share's process failed or ended without its result: the audit cannot run."""
+
+
+class Shares:
+    """The first share's side of a shared pass: the other shares' processes and pipes."""
+
+    def __init__(self, jobs: Sequence[ShareJob]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conns: list[Connection] = []
+        self.processes: list[BaseProcess] = []
+        """The other shares' processes, in share order."""
+        for job in jobs:
+            mine, theirs = context.Pipe(duplex=True)
+            process = context.Process(target=run_share, args=(theirs, job), daemon=True)
+            process.start()
+            theirs.close()
+            self._conns.append(mine)
+            self.processes.append(process)
+
+    def deal(self, engine: Audit) -> None:
+        """Send each share the entries ``engine`` (the first share's) dealt it from the
+        page just fed. Blocks while a share is still reading the page before: a share
+        behind holds the first back, so no more than a page waits for anyone."""
+        for k, box in enumerate(engine.outbox[1:], start=1):
+            if box:
+                self._send(k, encode_page(box))
+                box.clear()
+
+    def _send(self, k: int, message: bytes) -> None:
+        try:
+            self._conns[k - 1].send_bytes(message)
+        except OSError as e:
+            raise ShareError(f"share {k} of the audit stopped: {e}") from None
+
+    async def results(self) -> list[ShareResult]:
+        """Tell every share the log is over; their results, in share order."""
+        for k in range(1, len(self._conns) + 1):
+            self._send(k, _END)
+        out = []
+        for k, conn in enumerate(self._conns, start=1):
+            try:
+                status, value = await asyncio.to_thread(conn.recv)
+            except (EOFError, OSError):
+                raise ShareError(f"share {k} of the audit ended without its result") from None
+            if status != "ok":
+                raise ShareError(f"share {k} of the audit failed: {value}")
+            out.append(value)
+        return out
+
+    def close(self) -> None:
+        for conn in self._conns:
+            conn.close()
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+@contextlib.contextmanager
+def shares(jobs: Sequence[ShareJob]) -> Iterator[Shares]:
+    """The other shares' processes, started now and stopped (killed if need be) after."""
+    started = Shares(jobs)
+    try:
+        yield started
+    finally:
+        started.close()
 
 
 def share_result(engine: Audit, balances: BalanceChecker) -> ShareResult:

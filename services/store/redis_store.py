@@ -282,23 +282,14 @@ class EventStore:
     """The organization's event store on one Redis (or one Cluster slot, via ``{org}``)."""
 
     def __init__(
-        self,
-        redis: RedisClient,
-        org: str,
-        *,
-        wait_replicas: int = 0,
-        wait_timeout_ms: int = 1000,
-        url: str | None = None,
+        self, redis: RedisClient, org: str, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
     ) -> None:
         """``wait_replicas`` > 0: an append is acknowledged only once that many replicas
         confirmed it within ``wait_timeout_ms`` (``WAIT``), and a stored reply is handed out
         only once they hold it; else the call fails with
-        :class:`~services.store.replication.NotReplicated` (``unavailable``). ``url``: where
-        the client reached the store, for a process of its own to reach it too (the
-        audit's shares)."""
+        :class:`~services.store.replication.NotReplicated` (``unavailable``)."""
         self.redis = redis
         self.org = org
-        self.url = url
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
         source = resources.files("services.store").joinpath("append.lua").read_text()

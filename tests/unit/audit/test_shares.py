@@ -7,7 +7,10 @@ them in processes of their own against a real Redis). Seeded."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
+import signal
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,10 +20,23 @@ from events.envelope import Envelope, expected_hash
 from services.audit.balances import BalanceChecker
 from services.audit.engine import Audit, AuditReport, Scope
 from services.audit.rules import RULE_CHECKERS
-from services.audit.shares import Owners, Share, combine, share_result
+from services.audit.shares import (
+    FIRST_SHARE_WEIGHT,
+    Owners,
+    Share,
+    ShareError,
+    ShareJob,
+    combine,
+    decode_page,
+    encode_page,
+    share_result,
+    shares,
+)
 from tests.unit.audit.support import canonical, entries, guarded_of, whole_night
 
 WHOLE = Scope()
+PAGE = 97
+"""Entries the first share is fed at a time (pages end in the middle of rounds)."""
 
 
 def one_pass(log: Sequence[Envelope], guarded: dict[str, int], scope: Scope) -> AuditReport:
@@ -31,29 +47,36 @@ def one_pass(log: Sequence[Envelope], guarded: dict[str, int], scope: Scope) -> 
 
 
 def shared_pass(
-    log: Sequence[Envelope], guarded: dict[str, int], scope: Scope, shares: int
+    log: Sequence[Envelope], guarded: dict[str, int], scope: Scope, count: int
 ) -> AuditReport:
-    stored = entries(log)
-    results = []
-    for k in range(1, shares):
-        balances = BalanceChecker(None, tally_only=True)
+    """The pass as the command shares it, in this process: the first share fed the stored
+    entries a page at a time, each other share fed what it dealt that share, through the
+    pipe's encoding."""
+    others = []
+    for k in range(1, count):
+        tally = BalanceChecker(None, tally_only=True)
         engine = Audit(
             "org-audit",
-            [*(make() for make in RULE_CHECKERS), balances],
+            [*(make() for make in RULE_CHECKERS), tally],
             scope=scope,
-            share=Share(k, shares),
+            share=Share(k, count),
         )
-        engine.feed_raw(stored)
-        results.append(share_result(engine, balances))
+        others.append((engine, tally))
     balances = BalanceChecker(guarded)
     first = Audit(
         "org-audit",
         [*(make() for make in RULE_CHECKERS), balances],
         no_checkpoint=None,
         scope=scope,
-        share=Share(0, shares),
+        share=Share(0, count),
     )
-    first.feed_raw(stored)
+    stored = entries(log)
+    for at in range(0, len(stored), PAGE):
+        first.feed_raw(stored[at : at + PAGE])
+        for (engine, _tally), box in zip(others, first.outbox[1:], strict=True):
+            engine.feed_raw(decode_page(encode_page(box)))
+            box.clear()
+    results = [share_result(engine, tally) for engine, tally in others]
     return combine(first, balances, results)
 
 
@@ -124,14 +147,30 @@ def test_a_shared_pass_reports_the_same_scope() -> None:
         assert 0 < single.events_in_scope < single.events
 
 
-def test_the_tables_are_dealt_in_turn_and_everything_else_stays_with_the_first_share() -> None:
-    owners = [Owners(Share(k, 3)) for k in range(3)]
-    streams = ["cage", "table:a", "raffle:r", "table:b", "table:c", "deal:d", "table:d"]
-    dealt = [[o.assign(s) for o in owners] for s in streams]
-    assert all(sum(row) == 1 for row in dealt)  # each stream has exactly one share
-    assert [row.index(True) for row in dealt] == [0, 0, 0, 1, 2, 0, 0]
+def test_the_tables_are_dealt_by_weight_and_everything_else_stays_with_the_first_share() -> None:
+    owners = Owners(3)
+    streams = ["cage", *(f"table:t{n}" for n in range(11)), "raffle:r", "deal:d"]
+    dealt = {s: owners.assign(s) for s in streams}
+    assert dealt["cage"] == dealt["raffle:r"] == dealt["deal:d"] == 0
+    tables = Counter(dealt[s] for s in streams if s.startswith("table:"))
+    # The first share's weight is FIRST_SHARE_WEIGHT of the others': 11 tables as 3, 4, 4.
+    assert FIRST_SHARE_WEIGHT == 0.75 and tables == {0: 3, 1: 4, 2: 4}
+    assert [dealt[f"table:t{n}"] for n in range(3)] == [1, 2, 0]
 
 
 def test_no_share_beyond_its_count() -> None:
     with pytest.raises(ValueError, match="no share"):
         Share(3, 3)
+
+
+async def test_a_share_whose_process_dies_stops_the_audit_naming_it() -> None:
+    """A share's process killed (kill -9) mid-pass: the first share's next send or its wait
+    for the result raises ShareError naming the share, never a report without its part."""
+    jobs = [ShareJob(share=Share(1, 2), organization="org-audit", checkpoints=(), scope=WHOLE)]
+    with shares(jobs) as others:
+        [process] = others.processes
+        assert process.pid is not None
+        os.kill(process.pid, signal.SIGKILL)
+        process.join(timeout=30)
+        with pytest.raises(ShareError, match="share 1 of the audit"):
+            await others.results()
