@@ -28,14 +28,13 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import msgspec
 import redis.asyncio as aioredis
 
 from bench.common import Result, at_least, own_redis, progress, redis_url, unique_org
 from events.base import Event
 from events.bell_jars import FlarePrize
 from events.cage import ChipsIssued
-from events.codec import encode
+from events.codec import decode, encode
 from events.envelope import GENESIS_HASH, event_id, seal
 from events.money import balance_moves
 from services.aggregates import RuleError
@@ -420,33 +419,13 @@ async def fill(client: aioredis.Redis, org: str, total: int) -> int:
     return count
 
 
-class _Head(msgspec.Struct, array_like=True):
-    """The first fields of a stored envelope (``events.codec.encode``'s array)."""
-
-    id: str
-    type: str
-    version: int
-    stream: str
-    seq: int
-    ts: int
-    actor: str
-    causation: str
-    correlation: str | None
-    prev_hash: str
-    hash: str
-    data: msgspec.Raw
-
-
-_read_head = msgspec.msgpack.Decoder(_Head).decode
-
-
 async def _stream_heads(client: aioredis.Redis, org: str, last: Mapping[str, bytes]) -> None:
     """What the append script keeps of each stream beside the org log, for the audit's check
     of the streams' own heads: its meta (seq and hash), its last event, its name in the
     index (the earlier events of a stream are in the log only: the check reads no other)."""
     pipe = client.pipeline(transaction=False)
     for raw in last.values():
-        head = _read_head(raw)
+        head = decode(raw)
         pipe.hset(keys.meta(org, head.stream), mapping={"v": head.seq, "h": head.hash})
         pipe.xadd(keys.stream(org, head.stream), {"e": raw}, id=f"0-{head.seq}")
         pipe.sadd(keys.streams(org), head.stream)

@@ -276,8 +276,6 @@ async def audit(
     ``workers`` > 1: the pass is shared among that many processes, this one and
     ``workers - 1`` others it deals their tables' entries to as it reads the log
     (``services.audit.shares``); the report is the one a single pass gives."""
-    from tqdm import tqdm
-
     moment = await snapshot(store)
     balances = BalanceChecker(moment.guarded)
     checkers = [*(make() for make in RULE_CHECKERS), balances]
@@ -296,17 +294,7 @@ async def audit(
         )
         for k in range(1, count)
     ]
-    with (
-        shares(jobs) as others,
-        tqdm(
-            total=moment.length,
-            unit="ev",
-            unit_scale=True,
-            file=sys.stderr,
-            disable=not progress,
-            desc="audit",
-        ) as bar,
-    ):
+    with shares(jobs) as others, progress_bar(progress, total=moment.length) as bar:
 
         def page_read(n: int) -> None:
             others.deal(engine)
@@ -332,25 +320,29 @@ def audit_events(
     store): every rule checker, the chains against ``checkpoints``, the balances (against
     ``guarded`` when the source carries the guarded balances). The progress bar counts
     events read."""
-    from tqdm import tqdm
-
     checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(guarded)]
     engine = Audit(
         organization, checkers, checkpoints=checkpoints, no_checkpoint=no_checkpoint, scope=scope
     )
-    with (
-        cyclic_gc_paused(),
-        tqdm(
-            envelopes,
-            unit="ev",
-            unit_scale=True,
-            file=sys.stderr,
-            disable=not progress,
-            desc="audit",
-        ) as events,
-    ):
+    with cyclic_gc_paused(), progress_bar(progress, envelopes) as events:
         engine.feed(events)
     return engine.finish()
+
+
+def progress_bar(shown: bool, iterable: Iterable[Envelope] | None = None, total: int = 0) -> Any:
+    """The audit's progress bar on stderr (tqdm): events read, of ``total`` when known, or
+    of ``iterable`` as it is consumed; nothing is drawn unless ``shown``."""
+    from tqdm import tqdm
+
+    return tqdm(
+        iterable,
+        total=total or None,
+        unit="ev",
+        unit_scale=True,
+        file=sys.stderr,
+        disable=not shown,
+        desc="audit",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
