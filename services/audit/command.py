@@ -23,6 +23,7 @@ from services.audit import report as audit_report
 from services.audit.balances import BalanceChecker
 from services.audit.base import Discrepancy
 from services.audit.chains import SignedCheckpoint, weigh_checkpoint
+from services.audit.dealing import Share
 from services.audit.engine import (
     WHOLE_LOG,
     Audit,
@@ -34,7 +35,7 @@ from services.audit.engine import (
     stream_heads,
 )
 from services.audit.rules import RULE_CHECKERS
-from services.audit.shares import MAX_SHARES, Share, ShareError, ShareJob, combine, shares, tips
+from services.audit.shares import MAX_SHARES, ShareError, ShareJob, combine, shares, tips
 from services.store.redis_store import EventStore
 
 

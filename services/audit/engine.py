@@ -26,7 +26,7 @@ from events.envelope import GENESIS_HASH, Envelope, assemble, expected_hash
 from services.audit.balances import unfoldable
 from services.audit.base import Checker, Discrepancy, JSONValue
 from services.audit.chains import ChainChecker, SignedCheckpoint
-from services.audit.shares import Owners, Share
+from services.audit.dealing import Owners, Share
 from services.store import keys
 from services.store.redis_store import EventStore
 

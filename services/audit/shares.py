@@ -5,7 +5,8 @@ into one report, the same report one process would give.
 
 Who checks what. A table's stream is read by the table checks only (its settlements,
 awards, commitments, sources), each of which keeps one state per stream, so the tables are
-dealt out among the shares as the log first names them (:class:`Owners`). Every other
+dealt out among the shares as the log first names them
+(``services.audit.dealing.Owners``). Every other
 stream (the cage, the raffles, the deals, whose commingled banks span several streams, the
 expenses) stays with the first share. The balances are sums, so each share adds up the
 moves of its own streams and the first sums the shares' before it checks them. An
@@ -31,8 +32,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from services.aggregates import TABLE_PREFIX
 from services.audit.base import Discrepancy, JSONValue
+from services.audit.dealing import Share
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -44,48 +45,6 @@ if TYPE_CHECKING:
 MAX_SHARES = 8
 """The most processes an audit shares its pass among (past the machine's cores, more
 only cost)."""
-FIRST_SHARE_WEIGHT = 0.75
-"""The first share's part of the tables against another share's (1): it also reads the
-log from Redis, decodes every entry's stream and deals the others theirs, and checks every
-stream that is no table's. Measured on the 2-core development machine with the bench's
-night (docs/AUDIT.md, "Cost"): at 1 the first share finished last, the other waiting."""
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    """Share ``index`` (0 is the first, run by the audit's own process) of ``of``."""
-
-    index: int
-    of: int
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.index < self.of:
-            raise ValueError(f"no share {self.index} of {self.of}")
-
-
-class Owners:
-    """Which share checks each stream, decided by the first share as the log first names
-    the stream: a table goes to the share with the fewest tables for its weight (the first
-    share's :data:`FIRST_SHARE_WEIGHT`, every other's 1; the lower index on a tie); any
-    other stream to the first share."""
-
-    __slots__ = ("counts", "owned", "weights")
-
-    def __init__(self, shares: int) -> None:
-        self.owned: dict[str, int] = {}
-        """Each stream seen so far: the index of the share that checks it."""
-        self.counts = [0] * shares
-        self.weights = [FIRST_SHARE_WEIGHT, *([1.0] * (shares - 1))]
-
-    def assign(self, stream: str) -> int:
-        """Deal ``stream`` (first seen now) to its share; that share's index."""
-        owner = 0
-        if stream.startswith(TABLE_PREFIX):
-            counts, weights = self.counts, self.weights
-            owner = min(range(len(counts)), key=lambda k: ((counts[k] + 1) / weights[k], k))
-            counts[owner] += 1
-        self.owned[stream] = owner
-        return owner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

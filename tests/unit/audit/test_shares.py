@@ -18,11 +18,10 @@ import pytest
 
 from events.envelope import Envelope, expected_hash
 from services.audit.balances import BalanceChecker
+from services.audit.dealing import FIRST_SHARE_WEIGHT, Owners
 from services.audit.engine import Audit, AuditReport, Scope
 from services.audit.rules import RULE_CHECKERS
 from services.audit.shares import (
-    FIRST_SHARE_WEIGHT,
-    Owners,
     Share,
     ShareError,
     ShareJob,
