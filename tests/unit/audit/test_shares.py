@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from events.envelope import Envelope, expected_hash
+from events.license import OccasionStarted
 from services.audit.balances import BalanceChecker
 from services.audit.dealing import FIRST_SHARE_WEIGHT, Owners
 from services.audit.engine import Audit, AuditReport, Scope
@@ -31,7 +32,7 @@ from services.audit.shares import (
     share_result,
     shares,
 )
-from tests.unit.audit.support import canonical, entries, guarded_of, whole_night
+from tests.unit.audit.support import T0, Log, canonical, entries, guarded_of, whole_night
 
 WHOLE = Scope()
 PAGE = 97
@@ -173,3 +174,26 @@ async def test_a_share_whose_process_dies_stops_the_audit_naming_it() -> None:
         process.join(timeout=30)
         with pytest.raises(ShareError, match="share 1 of the audit"):
             await others.results()
+
+
+def test_every_share_follows_the_occasions_to_report_the_same_one() -> None:
+    """An ``OccasionStarted`` is on the license's stream (the first share's): the others
+    read it, marked, so an ``--occasion`` covers the same events in every share."""
+    played = whole_night()
+    licence = Log()
+    for occasion in ("night-1", "night-2"):
+        licence.append("license", [OccasionStarted(occasion=occasion, name=occasion)], "system")
+    settled = [n for n, e in enumerate(played) if e.type == "Settled"]
+    middle = settled[len(settled) // 2]  # night-2 starts before this payout
+    log = [licence.envelopes[0], *played[:middle], licence.envelopes[1], *played[middle:]]
+    log = [dataclasses.replace(e, log_id=f"{T0 + n}-0") for n, e in enumerate(log)]
+    at = next(n for n in range(middle + 1, len(log)) if log[n].type == "Settled")
+    tampered = rehashed(log, at, paid=10**6)  # a payout of night-2 changed
+    for occasion in ("night-1", "night-2"):
+        scope = Scope(occasion=occasion)
+        single = one_pass(tampered, guarded_of(log), scope)
+        assert canonical(shared_pass(tampered, guarded_of(log), scope, 3)) == canonical(single)
+        assert 0 < single.events_in_scope < single.events
+        assert (occasion == "night-2") == any(
+            d.check == "settlements" for d in single.discrepancies
+        )
