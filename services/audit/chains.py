@@ -135,6 +135,9 @@ class ChainChecker:
         self._log_seen: set[str] = set()
         self.any_log_id = False
         self.events = 0
+        self.dealt = 0
+        """Events the first share of a shared pass dealt to the others (they count as the
+        log's events when it asks whether a checkpoint was needed)."""
         for given in checkpoints:
             self._take(given)
 
@@ -386,7 +389,7 @@ class ChainChecker:
                         log_id=log_id,
                         check=CHECKPOINTS,
                     )
-        if not self.checkpoints and self.events and self.none_because is not None:
+        if not self.checkpoints and (self.events or self.dealt) and self.none_because is not None:
             self._found(
                 stream=CHECKPOINTS,
                 seq=None,

@@ -355,6 +355,8 @@ class Audit:
                 self._scoped(f.stream, seq, f.ts)
         chains.events += in_order
         self.events += len(entries) - foreign
+        if owners is not None:
+            chains.dealt += foreign
         if entries:
             chains.any_log_id = True
             self.last_log_id = _text(entries[-1][0])
@@ -399,6 +401,18 @@ class Audit:
             self.events += 1
             if env.log_id is not None:
                 self.last_log_id = env.log_id
+
+    @property
+    def scoped_seqs(self) -> Mapping[str, tuple[int, int]]:
+        """Per stream this engine checked: the first and last seq in scope."""
+        return {name: (span[0], span[1]) for name, span in self._ranges.items()}
+
+    def absorb_scope(self, spans: Mapping[str, tuple[int, int]]) -> None:
+        """The seqs in scope of the streams another share checked, so that what is found
+        of them outside the pass (``finish(also=)``: the streams' own heads) is held to
+        the same scope as in one pass."""
+        for name, (first, last) in spans.items():
+            self._ranges[name] = [first, last]
 
     def _in_scope(self, d: Discrepancy) -> bool:
         if self._whole or d.seq is None:
@@ -577,18 +591,21 @@ async def _read_log(
         return entries
 
     fetch = asyncio.ensure_future(fetch_after("0"))
-    while True:
-        entries = await fetch
-        if not entries:
-            break
-        done = len(entries) < page or _position(_text(entries[-1][0])) >= last
-        if not done:
-            fetch = asyncio.ensure_future(fetch_after(_text(entries[-1][0])))
-        audit.feed_raw(entries)
-        if on_page is not None:
-            on_page(len(entries))
-        if done:
-            break
+    try:
+        while True:
+            entries = await fetch
+            if not entries:
+                break
+            done = len(entries) < page or _position(_text(entries[-1][0])) >= last
+            if not done:
+                fetch = asyncio.ensure_future(fetch_after(_text(entries[-1][0])))
+            audit.feed_raw(entries)
+            if on_page is not None:
+                on_page(len(entries))
+            if done:
+                break
+    finally:
+        fetch.cancel()  # a page still on its way when the pass stops short (a share failed)
 
 
 async def stream_heads(

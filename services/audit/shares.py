@@ -65,6 +65,8 @@ class ShareResult:
     report: AuditReport
     balances: Mapping[str, int] = field(default_factory=dict)
     tips: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    scoped: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Per stream it checked, the first and last seq in scope."""
 
 
 _END = b""
@@ -113,13 +115,17 @@ class Shares:
         self._conns: list[Connection] = []
         self.processes: list[BaseProcess] = []
         """The other shares' processes, in share order."""
-        for job in jobs:
-            mine, theirs = context.Pipe(duplex=True)
-            process = context.Process(target=run_share, args=(theirs, job), daemon=True)
-            process.start()
-            theirs.close()
-            self._conns.append(mine)
-            self.processes.append(process)
+        try:
+            for job in jobs:
+                mine, theirs = context.Pipe(duplex=True)
+                self._conns.append(mine)
+                process = context.Process(target=run_share, args=(theirs, job), daemon=True)
+                process.start()
+                theirs.close()
+                self.processes.append(process)
+        except BaseException:
+            self.close()  # the shares already started
+            raise
 
     def deal(self, engine: Audit) -> None:
         """Send each share the entries ``engine`` (the first share's) dealt it from the
@@ -131,10 +137,24 @@ class Shares:
                 box.clear()
 
     def _send(self, k: int, message: bytes) -> None:
+        conn = self._conns[k - 1]
         try:
-            self._conns[k - 1].send_bytes(message)
+            conn.send_bytes(message)
         except OSError as e:
-            raise ShareError(f"share {k} of the audit stopped: {e}") from None
+            raise ShareError(f"share {k} of the audit stopped: {self._why(conn, e)}") from None
+
+    @staticmethod
+    def _why(conn: Connection, error: OSError) -> str:
+        """What a share that stopped taking pages said before it went (``run_share`` sends
+        why it failed), else the pipe's own error."""
+        try:
+            if conn.poll(1.0):
+                status, value = conn.recv()
+                if status != "ok":
+                    return f"it failed: {value}"
+        except (EOFError, OSError, ValueError):
+            pass
+        return str(error)
 
     async def results(self) -> list[ShareResult]:
         """Tell every share the log is over; their results, in share order."""
@@ -175,7 +195,10 @@ def share_result(engine: Audit, balances: BalanceChecker) -> ShareResult:
     """What a share other than the first hands back once its pass is over (``balances``:
     its tally-only balance checker)."""
     return ShareResult(
-        report=engine.finish(), balances=dict(balances.balances), tips=engine.chains.tips
+        report=engine.finish(),
+        balances=dict(balances.balances),
+        tips=engine.chains.tips,
+        scoped=engine.scoped_seqs,
     )
 
 
@@ -199,6 +222,7 @@ def combine(
     pass) and merges the others' reports with its own (:func:`merge`)."""
     for result in results:
         balances.absorb(result.balances)
+        first.absorb_scope(result.scoped)
     return merge(first.finish(also=also), [r.report for r in results])
 
 

@@ -19,6 +19,7 @@ import pytest
 from events.envelope import Envelope, expected_hash
 from events.license import OccasionStarted
 from services.audit.balances import BalanceChecker
+from services.audit.base import Discrepancy
 from services.audit.dealing import FIRST_SHARE_WEIGHT, Owners
 from services.audit.engine import Audit, AuditReport, Scope
 from services.audit.rules import RULE_CHECKERS
@@ -39,15 +40,28 @@ PAGE = 97
 """Entries the first share is fed at a time (pages end in the middle of rounds)."""
 
 
-def one_pass(log: Sequence[Envelope], guarded: dict[str, int], scope: Scope) -> AuditReport:
+def one_pass(
+    log: Sequence[Envelope],
+    guarded: dict[str, int],
+    scope: Scope,
+    *,
+    also: Sequence[Discrepancy] = (),
+    no_checkpoint: str | None = None,
+) -> AuditReport:
     checkers = [*(make() for make in RULE_CHECKERS), BalanceChecker(guarded)]
-    engine = Audit("org-audit", checkers, no_checkpoint=None, scope=scope)
+    engine = Audit("org-audit", checkers, no_checkpoint=no_checkpoint, scope=scope)
     engine.feed_raw(entries(log))
-    return engine.finish()
+    return engine.finish(also=also)
 
 
 def shared_pass(
-    log: Sequence[Envelope], guarded: dict[str, int], scope: Scope, count: int
+    log: Sequence[Envelope],
+    guarded: dict[str, int],
+    scope: Scope,
+    count: int,
+    *,
+    also: Sequence[Discrepancy] = (),
+    no_checkpoint: str | None = None,
 ) -> AuditReport:
     """The pass as the command shares it, in this process: the first share fed the stored
     entries a page at a time, each other share fed what it dealt that share, through the
@@ -66,7 +80,7 @@ def shared_pass(
     first = Audit(
         "org-audit",
         [*(make() for make in RULE_CHECKERS), balances],
-        no_checkpoint=None,
+        no_checkpoint=no_checkpoint,
         scope=scope,
         share=Share(0, count),
     )
@@ -77,7 +91,7 @@ def shared_pass(
             engine.feed_raw(decode_page(encode_page(box)))
             box.clear()
     results = [share_result(engine, tally) for engine, tally in others]
-    return combine(first, balances, results)
+    return combine(first, balances, results, also=also)
 
 
 def rehashed(log: list[Envelope], at: int, **data: Any) -> list[Envelope]:
@@ -197,3 +211,56 @@ def test_every_share_follows_the_occasions_to_report_the_same_one() -> None:
         assert (occasion == "night-2") == any(
             d.check == "settlements" for d in single.discrepancies
         )
+
+
+def test_what_the_streams_own_heads_show_is_held_to_the_same_scope_whoever_checked_them() -> None:
+    """A stream's own record found to differ from the log (``also``, after the pass) is
+    reported when its seq is in scope, whichever share checked that stream."""
+    log = whole_night()
+    since = log[len(log) // 5].ts
+    scope = Scope(since_ms=since)
+    last = {e.stream: e for e in log}
+    tables = [e for name, e in last.items() if name.startswith("table:") and e.ts >= since]
+    owners = Owners(3)  # as the first share deals them
+    for e in log:
+        if e.stream not in owners.owned:
+            owners.assign(e.stream)
+    assert {owners.owned[e.stream] for e in tables} == {0, 1, 2}  # heads of every share's
+    heads = [
+        Discrepancy(
+            check="chains",
+            stream=e.stream,
+            seq=e.seq,
+            what=f"the stream's event at seq {e.seq} is not the log's copy",
+            expected=e.hash,
+            found="0" * 64,
+        )
+        for e in tables
+    ]
+    single = one_pass(log, guarded_of(log), scope, also=heads)
+    assert set(heads) <= set(single.discrepancies)
+    merged = shared_pass(log, guarded_of(log), scope, 3, also=heads)
+    assert canonical(merged) == canonical(single)
+
+
+def test_a_log_with_no_checkpoint_is_named_even_when_the_first_share_checks_none_of_it() -> None:
+    """One table only, dealt to the second share: the first still knows the log held events
+    that no checkpoint vouches for."""
+    log = [e for e in whole_night() if e.stream == "table:roulette-1"]
+    assert log
+    why = "no signed checkpoint"
+    single = one_pass(log, {}, WHOLE, no_checkpoint=why)
+    merged = shared_pass(log, {}, WHOLE, 2, no_checkpoint=why)
+    assert why in [d.what for d in single.discrepancies]
+    assert canonical(merged) == canonical(single)
+
+
+async def test_a_share_that_fails_says_why() -> None:
+    """A page the share cannot read: its own error reaches the first share's ShareError,
+    even though its pipe is closed by the time the first share next writes to it."""
+    jobs = [ShareJob(share=Share(1, 2), organization="org-audit", checkpoints=(), scope=WHOLE)]
+    with shares(jobs) as others:
+        others._send(1, b"\xc1")  # a page that is no msgpack at all
+        others.processes[0].join(timeout=30)  # gone, its pipe closed: the next write fails
+        with pytest.raises(ShareError, match=r"share 1 of the audit stopped: it failed: "):
+            await others.results()
