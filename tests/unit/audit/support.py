@@ -316,7 +316,7 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
     """Black Jack in dealer mode: the dealer enters every card (drawn from ``rnd``, a card
     the shoe can no longer hold drawn again), declares the peek (a natural about a third
     of the time), and the players act at random among the actions the rules allow."""
-    from services.games.black_jack import Act, Deal, EnterCards, Insure, Peek
+    from services.games.black_jack import Deal, EnterCards, Insure, Peek
     from services.games.black_jack_state import round_stage, turn_hand
 
     bj = Table(log, "black_jack", "dealer", table="bj-2", tie_option=1, decks=4)
@@ -353,12 +353,7 @@ def dealer_black_jack(log: Log, rnd: random.Random, rounds: int = 14) -> None:
                 and len(hand.cards) >= 2
                 and not hand.waiting
             ):
-                for action in rnd.sample(["split", "double", "hit", "stand"], 4):
-                    try:
-                        bj.do(Act(hand=hand.hand, action=action))
-                        break
-                    except RuleError:
-                        continue
+                act_at_random(bj, rnd)
                 continue
             if entered:
                 bj.do(EnterCards(cards=(entered.pop(0),)))
