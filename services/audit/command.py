@@ -78,12 +78,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
         "--workers",
-        type=int,
+        type=worker_count,
         default=default_workers(),
         metavar="N",
         help=f"processes to share a store's pass among (default: the cores, at most "
         f"{MAX_SHARES}; 1: this process alone)",
     )
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: a whole number from 1 to :data:`MAX_SHARES` (argparse exits 2 with
+    the reason otherwise)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= count <= MAX_SHARES:
+        raise argparse.ArgumentTypeError(f"{count} is not from 1 to {MAX_SHARES}")
+    return count
 
 
 def default_workers() -> int:

@@ -129,6 +129,25 @@ def test_a_command_that_cannot_run_exits_2(
     assert list(tmp_path.iterdir()) == []  # nothing written, no store started
 
 
+@pytest.mark.parametrize(
+    ("workers", "says"),
+    [
+        ("0", "0 is not from 1 to 8"),
+        ("9", "9 is not from 1 to 8"),
+        ("two", "'two' is not a whole number"),
+    ],
+)
+def test_a_number_of_workers_out_of_range_exits_2(
+    workers: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["audit", "--workers", workers, "--night", str(NIGHT), "--data-dir", str(tmp_path)]
+    with pytest.raises(SystemExit) as stopped:  # argparse's own exit for a bad option
+        cli.main(argv)
+    assert stopped.value.code == 2
+    assert f"argument --workers: {says}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_checkpoints_without_a_key_to_check_them_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
