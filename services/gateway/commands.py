@@ -188,36 +188,65 @@ def _queue(
     else:
         future = _submit(runtime, who, parsed, command, msg, hops)
 
-    def answered(f: asyncio.Future[Reply]) -> None:
+    future.add_done_callback(_Answered(runtime, who, parsed, state, started, then))
+    runtime.deadlines.watch(future)
+    return future
+
+
+class _Answered:
+    """A queued command's reply, when its future has it: counted, logged when refused,
+    handed on (``then``). (An object rather than a closure: one allocation per command.)"""
+
+    __slots__ = ("parsed", "runtime", "started", "state", "then", "who")
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        who: Principal,
+        parsed: ParsedCommand,
+        state: Any,
+        started: float,
+        then: Then | None,
+    ) -> None:
+        self.runtime = runtime
+        self.who = who
+        self.parsed = parsed
+        self.state = state
+        self.started = started
+        self.then = then
+
+    def __call__(self, f: asyncio.Future[Reply]) -> None:
         if f.cancelled() or f.exception() is not None:
             reply = error_reply("internal", "internal error; retry the same command id")
         else:
             reply = f.result()
-        if then is not None:
-            then(reply)
+        if self.then is not None:
+            self.then(reply)
+        parsed = self.parsed
         code = "ok" if reply["ok"] else reply["error"]["code"]
-        runtime.metrics.answered(parsed.op, code, time.perf_counter() - started)
-        if not reply["ok"] and isinstance(command, SetupRaffle) and parsed.raffle is not None:
+        self.runtime.metrics.answered(parsed.op, code, time.perf_counter() - self.started)
+        if not reply["ok"]:
+            self._refused(reply, code)
+
+    def _refused(self, reply: Reply, code: str) -> None:
+        runtime, parsed, command = self.runtime, self.parsed, self.parsed.command
+        if isinstance(command, SetupRaffle) and parsed.raffle is not None:
             # a refused setup leaves no actor behind (once it is back to waiting)
             _in_background(runtime.supervisor.forget_unopened_raffle(parsed.raffle))
-        if not reply["ok"] and isinstance(command, RegisterDeal) and parsed.deal_id is not None:
+        if isinstance(command, RegisterDeal) and parsed.deal_id is not None:
             _in_background(deal_steps.forget_unregistered(runtime.supervisor, parsed.deal_id))
-        if not reply["ok"]:
-            log.info(
-                "command_refused",
-                code=code,
-                command_id=parsed.id,
-                op=parsed.op,
-                table=parsed.table,
-                raffle=parsed.raffle,
-                deal=parsed.deal_id,
-                round=state.round if isinstance(state, TableState) else None,
-                sub=who.sub,
-            )
-
-    future.add_done_callback(answered)
-    runtime.deadlines.watch(future)
-    return future
+        state = self.state
+        log.info(
+            "command_refused",
+            code=code,
+            command_id=parsed.id,
+            op=parsed.op,
+            table=parsed.table,
+            raffle=parsed.raffle,
+            deal=parsed.deal_id,
+            round=state.round if isinstance(state, TableState) else None,
+            sub=self.who.sub,
+        )
 
 
 def _submit(
