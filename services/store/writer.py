@@ -31,14 +31,40 @@ a redis-py ``Connection`` driven directly (below), 1 / 50    62 / 31 µs
 The per-call cost of redis-py's command path is its machinery, not the protocol: a pool
 checkout and release per command, ``asyncio.wait_for`` (a task) around each write and a
 timeout context around each read, retries, event dispatch and observability hooks, and
-the encoding of every argument. A lane keeps one redis-py ``Connection`` for itself (so
-connecting, AUTH, TLS and the hiredis reply parser stay redis-py's), packs the commands
-with ``hiredis.pack_command`` (1.7 µs for an append's EVALSHA, against 4.7 µs in Python),
-writes a pipeline with one call and reads its replies with ``Connection.read_response``;
-one timeout covers the whole pipeline. That comes within about 10 µs of the raw protocol,
-so no other client is needed. Redis itself spends about 40-50 µs of CPU on each call.
+the encoding of every argument. A lane lets redis-py open its connection (so connecting,
+AUTH, TLS and the database stay redis-py's), then takes the connection's transport over
+with a protocol of its own (:class:`_Link`): commands are packed with
+``hiredis.pack_command`` (1.7 µs for an append's EVALSHA, against 4.7 µs in Python), a
+pipeline is written with one call, and its replies are parsed by a ``hiredis.Reader`` in
+the transport's callback as they arrive; each caller's future is answered there, with no
+task between the socket and the caller, and one timer covers the pipeline. Redis itself
+spends about 40-100 µs of CPU on each call (``INFO commandstats``; machines differ).
 
-The writer as a whole, this one against the one before it (one pipeline in flight, a
+Before that, a lane was a task driving its redis-py ``Connection`` (``send_packed_command``
+and ``read_response``, through redis-py's stream reader) under one ``asyncio.timeout``
+per pipeline. Against it, in one process, interleaved pairs on a later, slower 2-core
+machine (two runs, medians of 4 and of 3 interleaved pairs; the runs of
+:func:`bench.store.concurrent` and :func:`bench.store.sequential`):
+
+==================================  =================  =================
+shape                               task lanes         protocol
+==================================  =================  =================
+50 writers, 1 event per append      8,760 / 9,741/s    11,923 / 10,100/s
+the same, client CPU per event      54.6 / 54.1 µs     40.2 / 45.3 µs
+50 writers, 8 events per append     19,155 / 19,411    20,692 / 22,318
+the same, client CPU per event      13.7 / 13.8 µs     10.9 / 11.0 µs
+one sequential writer               1,695 / 1,565/s    1,705 / 1,374/s
+==================================  =================  =================
+
+The sequential writer gains nothing measurable: most of its client time is the ``write``
+system call that wakes Redis, and Redis's fsync of its growing file (about 400 µs there,
+against 280 µs for a file rewritten in place, as SQLite's WAL is) dominates. Answering the
+callers from the transport callback first made the 50 writers 6-14 % slower: a pipeline
+went as soon as one lane's callers had queued their next appends, before those of a lane
+answered later in the same turn, so fewer appends shared each fsync. Sending two callback
+steps later (:meth:`AppendWriter._dispatch_soon`) gave the figures above.
+
+The writer of lanes, against the one before it (one pipeline in flight, a
 direct ``Script`` call when nothing else was on its way), measured side by side in one run
 with 50 streams (client CPU per event including ``EventStore.append``; appends per fsync
 counted with ``perf stat`` on Redis's ``fdatasync`` calls):
@@ -64,6 +90,7 @@ from typing import Any
 import hiredis
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
 
@@ -88,9 +115,9 @@ pipelines of at most that size on several connections are read in one turn (meas
 four). More than fits is better sent at once than left waiting for a lane: Redis then
 works through it without waiting for a round trip to the client."""
 PIPELINE_TIMEOUT_SECONDS = 10.0
-"""Longest a pipeline may take from its write to its last reply; past it the lane drops
-its connection and the pipeline's calls without a reply fail with a timeout (their fate
-unknown: each caller reloads)."""
+"""Longest a pipeline may take from its write to its last reply (connecting included);
+past it the lane drops its connection and the pipeline's calls without a reply fail with a
+timeout (their fate unknown: each caller reloads)."""
 
 
 class _Call:
@@ -101,6 +128,180 @@ class _Call:
     def __init__(self, packed: bytes, fut: asyncio.Future[Any]) -> None:
         self.packed = packed
         self.fut = fut
+
+
+def _reply_reader() -> Any:
+    """A RESP parser whose error replies come out as redis-py's exceptions (``NOSCRIPT`` as
+    ``NoScriptError``, the rest as ``ResponseError``), as redis-py's own parser gives them."""
+    return hiredis.Reader(
+        protocolError=redis.exceptions.InvalidResponse, replyError=BaseParser.parse_error
+    )
+
+
+class _Link(asyncio.Protocol):
+    """The protocol of one open lane connection: hands what arrives to its lane, which
+    ignores a link it has already dropped (a closed connection's last callbacks may come
+    after the lane reopened)."""
+
+    def __init__(self, lane: _Lane, transport: asyncio.WriteTransport, inner: Any) -> None:
+        self.lane = lane
+        self.transport = transport
+        self.inner = inner
+        """redis-py's protocol of the connection, still told when it closes (so that its
+        ``disconnect`` returns)."""
+        self.reader = _reply_reader()
+
+    def data_received(self, data: bytes) -> None:
+        self.lane.received(self, data)
+
+    def eof_received(self) -> bool | None:
+        return None  # close: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+            self.inner = None
+        self.lane.lost(self)
+
+
+class _Lane:
+    """One connection of the writer, carrying one pipeline at a time. redis-py opens it
+    (connecting, AUTH, TLS and the database stay redis-py's); then a :class:`_Link` takes
+    its transport over, so the pipeline is written with one call and each reply is parsed
+    in the transport's own callback the moment it arrives, with no task in between."""
+
+    def __init__(self, writer: AppendWriter, name: str) -> None:
+        self.writer = writer
+        self.name = name
+        self.conn: AbstractConnection | None = None
+        self.link: _Link | None = None
+        """The open connection's protocol (None: closed; the next pipeline reopens it)."""
+        self.calls: list[_Call] = []
+        """The pipeline in flight (empty: the lane is free)."""
+        self.replies: list[Any] = []
+        self.expected = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.opening: asyncio.Task[None] | None = None
+
+    def begin(self, calls: list[_Call], packed: bytes, expected: int) -> None:
+        """Carry ``calls`` (``packed``, answered by ``expected`` replies): write them now, or
+        once the connection is (re)opened."""
+        self.calls = calls
+        self.replies = []
+        self.expected = expected
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(PIPELINE_TIMEOUT_SECONDS, self._timed_out)
+        if self.link is not None:
+            self.link.transport.write(packed)
+        else:
+            self.opening = loop.create_task(self._open_and_write(packed), name=self.name)
+
+    async def _open_and_write(self, packed: bytes) -> None:
+        try:
+            link = await self._open()
+        except Exception as e:  # refused, unreachable, AUTH failed: these calls fail
+            self.opening = None
+            self._fail_rest(e)
+            return
+        self.opening = None
+        if self.calls:
+            link.transport.write(packed)
+
+    async def _open(self) -> _Link:
+        old, self.conn = self.conn, None
+        if old is not None:
+            with contextlib.suppress(Exception):  # already gone is fine
+                await old.disconnect(nowait=True)
+        conn = self.writer.new_connection()
+        self.conn = conn
+        await conn.connect()  # type: ignore[no-untyped-call]
+        stream = getattr(conn, "_writer", None)
+        if not isinstance(stream, asyncio.StreamWriter):  # pragma: no cover - redis-py changed
+            raise RuntimeError("redis-py's connection keeps no asyncio StreamWriter")
+        transport = stream.transport
+        link = _Link(self, transport, transport.get_protocol())
+        transport.set_protocol(link)
+        self.link = link
+        return link
+
+    def received(self, link: _Link, data: bytes) -> None:
+        if link is not self.link:
+            return
+        reader = link.reader
+        try:
+            reader.feed(data)
+            while self.calls:
+                reply = reader.gets()
+                if reply is False:
+                    return
+                self.replies.append(reply)
+                if len(self.replies) == self.expected:
+                    self._complete()
+            if reader.gets() is not False:
+                raise redis.exceptions.InvalidResponse("a reply no call of this lane asked for")
+        except redis.exceptions.RedisError as e:
+            self._drop(e)
+
+    def lost(self, link: _Link) -> None:
+        if link is not self.link:
+            return
+        self.link = None
+        self._fail_rest(redis.exceptions.ConnectionError("the connection to Redis was lost"))
+
+    def _complete(self) -> None:
+        calls, replies = self.calls, self.replies
+        self._clear()
+        writer = self.writer
+        if writer.wait_replicas:
+            # None of the calls stands before the closing WAIT's answer.
+            replies = replication.unconfirmed(replies[:-1], replies[-1], writer.wait_replicas)
+        writer.finished(calls, replies)
+
+    def _timed_out(self) -> None:
+        self.timer = None
+        self._drop(redis.exceptions.TimeoutError("the append pipeline timed out"))
+
+    def _drop(self, error: Exception) -> None:
+        """The connection's state is unknown: close it (the next pipeline reopens it), and
+        fail the calls still without a reply."""
+        link, self.link = self.link, None
+        if link is not None:
+            link.transport.abort()
+        self._fail_rest(error)
+
+    def _fail_rest(self, error: Exception) -> None:
+        """Fail the pipeline's calls that got no reply; the replies that came stand (with
+        WAIT none does: its answer never came)."""
+        if not self.calls:
+            return
+        calls, replies = self.calls, self.replies
+        self._clear()
+        if self.opening is not None:
+            self.opening.cancel()
+            self.opening = None
+        kept = [] if self.writer.wait_replicas else replies[: len(calls)]
+        self.writer.finished(calls, kept + [error] * (len(calls) - len(kept)))
+
+    def _clear(self) -> None:
+        self.calls = []
+        self.replies = []
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    async def close(self, error: BaseException) -> None:
+        """Stop: fail the pipeline in flight with ``error`` and drop the connection."""
+        calls = self.calls
+        self._clear()
+        _fail(calls, error)
+        if self.opening is not None:
+            await cancel_and_wait([self.opening])
+            self.opening = None
+        self.link = None
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # a connection already gone is fine
+                await conn.disconnect()
 
 
 class AppendWriter:
@@ -126,12 +327,12 @@ class AppendWriter:
         """Calls waiting for a lane."""
         self.queued_bytes = 0
         """The size of the queued calls' commands."""
-        self.idle: deque[asyncio.Future[None]] = deque()
-        """The wake-ups of the lanes waiting for calls."""
-        self.lanes: list[asyncio.Task[None]] = []
-        self.connections: list[AbstractConnection] = []
+        self.lanes: list[_Lane] = []
         self.in_flight = 0
         """Pipelines on their way to Redis and back."""
+        self._dispatch_due = False
+        self.reloads: set[asyncio.Task[None]] = set()
+        """Script loads under way after a ``NOSCRIPT`` (their calls then go again)."""
         self.pipelined = hasattr(client, "connection_pool")
         """A cluster client refuses scripts in pipelines: there, every call goes direct."""
         self.wait_replicas = wait_replicas
@@ -139,32 +340,37 @@ class AppendWriter:
         self.wait_timeout_ms = wait_timeout_ms
         self._wait = hiredis.pack_command(replication.wait_command(wait_replicas, wait_timeout_ms))
 
+    @property
+    def connections(self) -> list[AbstractConnection]:
+        """The lanes' open redis-py connections."""
+        return [lane.conn for lane in self.lanes if lane.conn is not None]
+
+    def new_connection(self) -> AbstractConnection:
+        """A connection of the client's kind and settings, outside its pool, for a lane."""
+        assert isinstance(self.client, aioredis.Redis)
+        pool = self.client.connection_pool
+        # One timeout per pipeline instead of redis-py's timer per write and per read.
+        return pool.connection_class(**{**pool.connection_kwargs, "socket_timeout": None})
+
     def start(self) -> None:
         """Start the lanes (none for a cluster client: its calls go direct)."""
         if self.lanes or not self.pipelined:
             return
-        assert isinstance(self.client, aioredis.Redis)
-        pool = self.client.connection_pool
-        # One timeout per pipeline instead of redis-py's timer per write and per read.
-        kwargs = {**pool.connection_kwargs, "socket_timeout": None}
-        for i in range(self.pipelines):
-            conn = pool.connection_class(**kwargs)
-            self.connections.append(conn)
-            self.lanes.append(asyncio.create_task(self._lane(conn), name=f"append-lane-{i}"))
+        self.lanes = [_Lane(self, f"append-lane-{i}") for i in range(self.pipelines)]
 
     async def stop(self) -> None:
         """Stop the lanes: the calls they carry and the queued calls fail with a
         ``ConnectionError`` (their fate unknown to the callers, who reload)."""
+        stopped = redis.exceptions.ConnectionError("the append writer stopped")
         lanes, self.lanes = self.lanes, []
-        await cancel_and_wait(lanes)
-        self.idle.clear()
+        reloads, self.reloads = list(self.reloads), set()
+        await cancel_and_wait(reloads)
         queued, self.queue = self.queue, deque()
         self.queued_bytes = 0
-        _fail(list(queued), redis.exceptions.ConnectionError("the append writer stopped"))
-        connections, self.connections = self.connections, []
-        for conn in connections:
-            with contextlib.suppress(Exception):  # a connection already gone is fine
-                await conn.disconnect()
+        _fail(list(queued), stopped)
+        for lane in lanes:
+            await lane.close(stopped)
+        self.in_flight = 0
 
     async def call(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run the script: through the next free lane's pipeline with whatever else is
@@ -178,16 +384,34 @@ class AppendWriter:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.queue.append(_Call(packed, fut))
         self.queued_bytes += len(packed)
-        self._wake()
+        self._dispatch_soon()
         return await fut
 
-    def _wake(self) -> None:
-        """Wake one idle lane (each queued call wakes one: a burst wakes them all)."""
-        while self.idle:
-            wake = self.idle.popleft()
-            if not wake.done():
-                wake.set_result(None)
+    def _dispatch_soon(self) -> None:
+        """Send what is queued once every callback already due has run, and those they
+        make due: the callers just answered (by any lane whose replies came in the same
+        turn) make their next appends first, and these join the same pipelines and share
+        Redis's fsync. (Two steps: a lane answers its callers from its transport callback,
+        so callers answered by a later lane in the same turn are queued after the first
+        step.)"""
+        if not self._dispatch_due:
+            self._dispatch_due = True
+            asyncio.get_running_loop().call_soon(self._dispatch_next)
+
+    def _dispatch_next(self) -> None:
+        asyncio.get_running_loop().call_soon(self._dispatch_now)
+
+    def _dispatch_now(self) -> None:
+        self._dispatch_due = False
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Send the queued calls on the free lanes, a pipeline each, while both last."""
+        while self.queue:
+            lane = next((lane for lane in self.lanes if not lane.calls), None)
+            if lane is None:
                 return
+            self._send(lane, self._take())
 
     def _take(self) -> list[_Call]:
         """The next pipeline: at least one queued call, then more up to ``MAX_PIPELINE``
@@ -207,94 +431,54 @@ class AppendWriter:
         self.queued_bytes -= size
         return calls
 
-    async def _lane(self, conn: AbstractConnection) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            if not self.queue:
-                wake: asyncio.Future[None] = loop.create_future()
-                self.idle.append(wake)
-                await wake
-                continue
-            calls = self._take()
-            if self.queue:
-                self._wake()  # the rest goes at once, on another connection
-            self.in_flight += 1
-            try:
-                results = await self._execute(conn, calls)
-            except asyncio.CancelledError:
-                _fail(calls, redis.exceptions.ConnectionError("the append writer stopped"))
-                raise
-            finally:
-                self.in_flight -= 1
-            for call, result in zip(calls, results, strict=True):
-                if call.fut.done():
-                    continue
-                if isinstance(result, Exception):
-                    call.fut.set_exception(result)
-                else:
-                    call.fut.set_result(result)
-
-    async def _execute(self, conn: AbstractConnection, calls: list[_Call]) -> list[Any]:
-        """The calls' replies (a refusal or failure as its exception), in order."""
-        results = await self._replies(conn, calls)
-        missing = [
-            i for i, r in enumerate(results) if isinstance(r, redis.exceptions.NoScriptError)
-        ]
-        if missing:
-            # Redis restarted and lost its script cache; a NOSCRIPT call ran nothing.
-            try:
-                await self.client.script_load(self.source)
-            except Exception as e:
-                for i in missing:
-                    results[i] = e
-                return results
-            again = await self._replies(conn, [calls[i] for i in missing])
-            for i, result in zip(missing, again, strict=True):
-                results[i] = result
-        return results
-
-    async def _replies(self, conn: AbstractConnection, calls: list[_Call]) -> list[Any]:
-        """One pipeline's replies; when the connection fails partway, the replies that
-        came and the failure for each call that got none (their fate is unknown)."""
-        replies: list[Any] = []
-        try:
-            async with asyncio.timeout(PIPELINE_TIMEOUT_SECONDS):
-                await self._pipeline(conn, calls, replies)
-        except asyncio.CancelledError:
-            await conn.disconnect(nowait=True)
-            raise
-        except Exception as e:
-            # The connection's state is unknown: drop it (the next pipeline reconnects).
-            await conn.disconnect(nowait=True)
-            error: Exception = e
-            if isinstance(e, TimeoutError):
-                error = redis.exceptions.TimeoutError("the append pipeline timed out")
-            replies += [error] * (len(calls) - len(replies))
-        return replies
-
-    async def _pipeline(self, conn: AbstractConnection, calls: list[_Call], out: list[Any]) -> None:
-        """Write one pipeline of the calls at once and read its replies into ``out`` (an
-        error reply as its exception). The one place a pipeline is built and executed: a
+    def _send(self, lane: _Lane, calls: list[_Call]) -> None:
+        """Put one pipeline of the calls on ``lane``. The one place a pipeline is built: a
         command that must follow the appends on the same connection goes here."""
         packed = b"".join(call.packed for call in calls)
+        expected = len(calls)
         if self.wait_replicas:
             # One WAIT at the end, on the pipeline's connection, covers all its calls.
             packed += self._wait
-        await conn.send_packed_command(packed)
-        # Without WAIT each reply stands as it comes (a connection lost partway keeps the
-        # replies that came); with it, none stands before the WAIT's answer.
-        replies: list[Any] = [] if self.wait_replicas else out
-        for _ in calls:
-            try:
-                replies.append(await conn.read_response())
-            except redis.exceptions.ResponseError as e:
-                replies.append(e)
-        if self.wait_replicas:
-            try:
-                wait_reply: Any = await conn.read_response()
-            except redis.exceptions.ResponseError as e:
-                wait_reply = e
-            out += replication.unconfirmed(replies, wait_reply, self.wait_replicas)
+            expected += 1
+        self.in_flight += 1
+        lane.begin(calls, packed, expected)
+
+    def finished(self, calls: list[_Call], results: list[Any]) -> None:
+        """A lane's pipeline is over: answer each call (a refusal or failure as its
+        exception), send again the calls Redis had no script for, and the next pipeline."""
+        self.in_flight -= 1
+        missing: list[_Call] = []
+        for call, result in zip(calls, results, strict=True):
+            if isinstance(result, redis.exceptions.NoScriptError):
+                missing.append(call)
+            elif call.fut.done():
+                continue
+            elif isinstance(result, BaseException):
+                call.fut.set_exception(result)
+            else:
+                call.fut.set_result(result)
+        if missing:
+            # Redis restarted and lost its script cache; a NOSCRIPT call ran nothing.
+            task = asyncio.get_running_loop().create_task(self._reload(missing))
+            self.reloads.add(task)
+            task.add_done_callback(self.reloads.discard)
+        self._dispatch_soon()
+
+    async def _reload(self, calls: list[_Call]) -> None:
+        """Load the script again, then put ``calls`` back at the front of the queue (each
+        actor has one append on its way at most, so no stream's order changes)."""
+        try:
+            await self.client.script_load(self.source)
+        except Exception as e:
+            _fail(calls, e)
+            return
+        if not self.lanes:
+            _fail(calls, redis.exceptions.ConnectionError("the append writer stopped"))
+            return
+        for call in reversed(calls):
+            self.queue.appendleft(call)
+            self.queued_bytes += len(call.packed)
+        self._dispatch_soon()
 
     async def _replicated(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """One call and its WAIT on one connection (of the slot's master on a cluster)."""

@@ -173,13 +173,13 @@ async def test_several_pipelines_are_in_flight_at_once_each_on_its_own_connectio
 def sizes_sent(writer: AppendWriter) -> list[int]:
     """The command bytes of each pipeline the writer sends from now on."""
     sent: list[int] = []
-    real = writer._pipeline
+    real = writer._send
 
-    async def counted(conn: Any, calls: list[Any], out: list[Any]) -> None:
+    def counted(lane: Any, calls: list[Any]) -> None:
         sent.append(sum(len(call.packed) for call in calls))
-        await real(conn, calls, out)
+        real(lane, calls)
 
-    writer._pipeline = counted  # type: ignore[method-assign]
+    writer._send = counted  # type: ignore[method-assign]
     return sent
 
 
@@ -271,3 +271,29 @@ async def test_stop_fails_the_pipelines_in_flight_and_the_queued_calls(
     # ... and a stopped writer still appends, directly.
     [env] = chain([ChipsIssued(player="p", amount=1)], "table:after")
     assert isinstance(await store.append("table:after", Head(0), [write("a", [env])]), Appended)
+
+
+async def test_a_pipeline_past_its_timeout_fails_and_its_lane_reopens(
+    store: EventStore,
+    redis_client: aioredis.Redis,
+    paused: Callable[[], Awaitable[None]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("services.store.writer.PIPELINE_TIMEOUT_SECONDS", 0.3)
+    writer = lanes(store, 1)
+    try:
+        [task] = appends(store, 1)
+        await until(lambda: _eq(held(redis_client), 1), "the pipeline held by Redis")
+        with pytest.raises(redis.exceptions.TimeoutError, match="timed out"):
+            await asyncio.wait_for(task, 10)
+        # The lane dropped its connection: Redis never ran the held call ...
+        await until(lambda: _eq(held(redis_client), 0), "the timed-out connection gone")
+        await paused()
+        assert (await store.head("table:w-000")).version == 0
+        assert writer.in_flight == 0 and not writer.queue
+        # ... and the next call opens a new one and goes through.
+        [again] = appends(store, 1)
+        assert isinstance(await again, Appended)
+        assert (await store.head("table:w-000")).version == 1
+    finally:
+        await writer.stop()
