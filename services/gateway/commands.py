@@ -226,9 +226,9 @@ class _Answered:
         code = "ok" if reply["ok"] else reply["error"]["code"]
         self.runtime.metrics.answered(parsed.op, code, time.perf_counter() - self.started)
         if not reply["ok"]:
-            self._refused(reply, code)
+            self._refused(code)
 
-    def _refused(self, reply: Reply, code: str) -> None:
+    def _refused(self, code: str) -> None:
         runtime, parsed, command = self.runtime, self.parsed, self.parsed.command
         if isinstance(command, SetupRaffle) and parsed.raffle is not None:
             # a refused setup leaves no actor behind (once it is back to waiting)

@@ -4,6 +4,7 @@ characters in ids, ``since`` out of range; and idempotency keys that cannot coll
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -247,6 +248,26 @@ def test_a_principal_reads_at_its_rate_after_a_burst() -> None:
     assert slots.reserve(("player", "p-2")) == 0.0  # another principal is not held up
     now[0] += 10.0
     assert slots.reserve(key) == 0.0
+
+
+async def test_a_principal_s_slot_is_given_back_once_however_often_it_is_called() -> None:
+    """A message's slot counts while it is in flight; giving it back twice (a reply and a
+    failure path both calling it) frees one slot, and frees the principal at its limit."""
+    from services.gateway.transport import PrincipalSlots
+
+    slots = PrincipalSlots(2)
+    key = ("player", "p-1")
+    first, second = slots.take(key), slots.take(key)
+    assert slots.full(key) and slots.in_flight(key) == 2
+    waiting = asyncio.ensure_future(slots.room(key))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    first()
+    first()
+    await asyncio.wait_for(waiting, 1)
+    assert slots.in_flight(key) == 1 and not slots.full(key)
+    second()
+    assert slots.in_flight(key) == 0
 
 
 @pytest.mark.parametrize(
