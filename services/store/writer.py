@@ -8,9 +8,10 @@ its appends); the writer only shares the trips to Redis between actors whose app
 ready at the same time. With ``appendfsync always`` Redis fsyncs once per event-loop turn,
 so appends that reach it together, on one connection or several, are made durable together.
 
-``PIPELINES`` lanes run side by side, each a task with a Redis connection of its own: while
-Redis runs (and fsyncs) one lane's pipeline, another lane sends the appends that became
-ready meanwhile, so the client and Redis work at the same time instead of taking turns.
+``PIPELINES`` lanes run side by side, each with a Redis connection of its own and one
+pipeline in flight at most: while Redis runs (and fsyncs) one lane's pipeline, another lane
+sends the appends that became ready meanwhile, so the client and Redis work at the same
+time instead of taking turns.
 
 Why the lanes do not call redis-py's ``Redis.evalsha`` or its ``Pipeline``: measured on this
 project's 2-core machine (client CPU per script call, ``time.process_time``, one BetPlaced
@@ -25,7 +26,7 @@ the same, 50 calls concurrent (50 pool connections)          150-160 µs
 ``Pipeline.execute`` of 50 calls                             39-53 µs
 raw asyncio protocol + ``hiredis.Reader``, one at a time     50-70 µs
 raw asyncio protocol + ``hiredis.Reader``, 50 at once        18-24 µs
-a redis-py ``Connection`` driven directly (below), 1 / 50    62 / 31 µs
+a redis-py ``Connection`` driven directly, 1 / 50           62 / 31 µs
 ==========================================================  ================
 
 The per-call cost of redis-py's command path is its machinery, not the protocol: a pool
