@@ -3,7 +3,10 @@ deadline"): a reply not given by then is ``unavailable``.
 
 One sweeper for all commands instead of a timer each: every command waits the same time,
 so their deadlines fall in the order they came, and a queue kept in that order is swept
-from its front a few times a second.
+from its front a few times a second. The commands that come within one sweep of each
+other share an entry of the queue (their deadline is the last one's, at most a sweep
+later than their own: the sweeper's own granularity), so a command adds no object of
+its own to the queue, only its future to a list.
 """
 
 from __future__ import annotations
@@ -16,6 +19,17 @@ from typing import Any
 
 SWEEP_SECONDS = 0.1
 """How often the sweeper looks: a late reply comes at most this much after the deadline."""
+
+
+class _Due:
+    """Futures watched within one sweep of each other, and the deadline of the last one."""
+
+    __slots__ = ("due", "first_due", "futures")
+
+    def __init__(self, due: float, future: asyncio.Future[Any]) -> None:
+        self.first_due = due
+        self.due = due
+        self.futures = [future]
 
 
 class Deadlines:
@@ -32,29 +46,41 @@ class Deadlines:
         self.expired = expired
         """The reply of a future whose deadline passed (given ``seconds``)."""
         self.clock = clock
-        self._queue: deque[tuple[float, asyncio.Future[Any]]] = deque()
+        self._queue: deque[_Due] = deque()
+        self._watched = 0
 
     def watch(self, future: asyncio.Future[Any]) -> None:
         """Answer ``future`` by the deadline, unless it is answered before. (An actor
         skips a command answered this way if it has not started on it; one it had sent to
         Redis may still be applied, and its retry with the same id gets the stored reply.)"""
-        if not future.done():
-            self._queue.append((self.clock() + self.seconds, future))
+        if future.done():
+            return
+        due = self.clock() + self.seconds
+        queue = self._queue
+        self._watched += 1
+        if queue and due - queue[-1].first_due < SWEEP_SECONDS:
+            last = queue[-1]
+            last.due = due
+            last.futures.append(future)
+        else:
+            queue.append(_Due(due, future))
 
     def sweep(self) -> int:
         """Answer every watched future whose deadline passed; how many were answered."""
         now = self.clock()
         queue = self._queue
         answered = 0
-        while queue and queue[0][0] <= now:
-            _due, future = queue.popleft()
-            if not future.done():
-                future.set_result(self.expired(self.seconds))
-                answered += 1
+        while queue and queue[0].due <= now:
+            entry = queue.popleft()
+            self._watched -= len(entry.futures)
+            for future in entry.futures:
+                if not future.done():
+                    future.set_result(self.expired(self.seconds))
+                    answered += 1
         return answered
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return self._watched
 
     async def run(self) -> None:
         """Sweep every ``SWEEP_SECONDS`` until cancelled."""
