@@ -250,13 +250,15 @@ class ProjectionRunner:
 
     async def _step(self, block_ms: int) -> None:
         page = await self.store.tail_log_raw(self.last_id, BATCH, block_ms)
+        short = len(page) < BATCH
         if page:
             fold_raw(self.projections, page)
             self.last_id = page[-1][0]
             self.folded += len(page)
             if self.on_entries is not None:
                 self.on_entries(page)
-        if len(page) < BATCH and self.tail_gather > 0:
+        del page  # not kept through the wait: its entries are garbage now
+        if short and self.tail_gather > 0:
             await asyncio.sleep(self.tail_gather)
 
     async def caught_up(self) -> bool:

@@ -10,12 +10,19 @@ and :func:`cancel_and_wait` cancels again until each task has ended, within a bo
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
 log = structlog.get_logger()
+
+CALLBACK_CONTEXT = contextvars.Context()
+"""The one context the per-command callbacks run in (``add_done_callback`` and
+``call_soon`` with ``context=``): given none, asyncio copies the current context for each
+one, a new object per command for the garbage collector to scan. They set no context
+variable, and the loop runs one callback at a time, so sharing one is safe."""
 
 RECANCEL_SECONDS = 0.25
 """How long a cancelled task has to end before it is cancelled again."""

@@ -48,6 +48,7 @@ from services.raffles.state import RaffleState, RevealCard, SellTicket, SetupRaf
 from services.raffles.vault import VaultError
 from services.runtime import Runtime
 from services.tables.rules import TableState
+from services.tasks import CALLBACK_CONTEXT
 
 log = structlog.get_logger(__name__)
 
@@ -188,7 +189,9 @@ def _queue(
     else:
         future = _submit(runtime, who, parsed, command, msg, hops)
 
-    future.add_done_callback(_Answered(runtime, who, parsed, state, started, then))
+    future.add_done_callback(
+        _Answered(runtime, who, parsed, state, started, then), context=CALLBACK_CONTEXT
+    )
     runtime.deadlines.watch(future)
     return future
 

@@ -54,6 +54,7 @@ from services.gateway.protocol import (
     field as req_field,
 )
 from services.runtime import VIEWS, Runtime, ViewListener
+from services.tasks import CALLBACK_CONTEXT
 
 log = structlog.get_logger(__name__)
 
@@ -288,7 +289,7 @@ class Client:
             self.drop("send buffer full")
             return
         if not self.gathered:
-            asyncio.get_running_loop().call_soon(self.flush)
+            asyncio.get_running_loop().call_soon(self.flush, context=CALLBACK_CONTEXT)
         self.gathered.append(frame)
         self.gathered_bytes += len(frame)
 
