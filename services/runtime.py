@@ -581,6 +581,8 @@ class Runtime:
         self.tasks.clear()
         await self._sign_shutdown()
         try:
+            # What the tail had not read yet (appended during its gather wait) goes in too.
+            await self.runner.catch_up()
             await self.runner.save_checkpoint()
         except Exception as e:  # Redis may be gone; the checkpoint is only a shortcut
             log.warning("checkpoint_not_saved", error=str(e))
