@@ -11,6 +11,10 @@ bet straight-up 1 cent bets for their own account, each bet its own frame, in th
 - latency: open loop at the target rate (5,000 bets/s offered in all, every client sending
   at random (Poisson) times at 1/200 of it); send-to-reply p50 and p99.
 - light load: the same open loop at half the closed-loop rate measured above; its p99.
+- moderate load: the same open loop at ``MODERATE_RATE``, the same for every version; the
+  server's CPU per acknowledged bet there. At a few commands per actor batch a bet costs
+  the server far more than at saturation (every batch is its own append, every wake-up its
+  own), which is what holds 2d's p99 up: this figure compares that cost between versions.
 
 The open loop's arrivals are drawn by one sender for all clients (a Poisson stream at the
 whole rate, each arrival going to a client drawn at random, which makes every client's
@@ -64,6 +68,8 @@ TARGET_RATE = 5_000
 ARRIVAL_TICK = 0.001
 """Open loop: the sender sleeps at least this long (the event loop's timer resolution) and
 then sends every arrival due; a bet's latency counts from when it was sent."""
+MODERATE_RATE = 1_000
+"""Figure 2f's offered rate: well below saturation on every version measured."""
 MAX_OUTSTANDING = 256
 """Open loop: a client with this many bets unanswered skips its next send (counted)."""
 
@@ -234,6 +240,8 @@ class Phase:
     cpu: str
     skipped: int = 0
     unanswered: int = 0
+    server_cpu: float = 0.0
+    """The server process's CPU over the window, % of one core."""
 
     @property
     def rate(self) -> float:
@@ -251,6 +259,7 @@ def _collect(bettors: list[Bettor], seconds: float, meter: CpuMeter) -> Phase:
         codes=sum((b.codes for b in bettors), Counter()),
         cpu=meter.summary(),
         skipped=sum(b.skipped for b in bettors),
+        server_cpu=meter.used.get("server", 0.0),
     )
 
 
@@ -396,6 +405,10 @@ async def run(quick: bool) -> list[Result]:
         light_rate = max(100.0, round(closed.rate / 2, -2))
         progress(f"e2e: open loop at {light_rate:,.0f} bets/s offered, {seconds:.0f} s")
         light = await open_loop(bettors, light_rate, warmup, seconds, meter)
+        await _settle_and_reopen(dealer, tables)
+
+        progress(f"e2e: open loop at {MODERATE_RATE:,} bets/s offered, {seconds:.0f} s")
+        moderate = await open_loop(bettors, MODERATE_RATE, warmup, seconds, meter)
         batch_all = _batch_mean(await _metrics(server.port))
 
     errors = ", ".join(f"{k} {v}" for k, v in (closed.codes + target.codes).items()) or "none"
@@ -457,5 +470,12 @@ async def run(quick: bool) -> list[Result]:
             note="casino_gc_pause_longest_seconds of the server's /metrics after 2a, the"
             f" longest of its generations (the whole process waits for a pass); {gc_note}",
             digits=1,
+        ),
+        Result(
+            f"2f e2e server CPU per acknowledged bet at {MODERATE_RATE:,} bets/s offered",
+            moderate.server_cpu / 100 * 1e6 / moderate.rate if moderate.ok else None,
+            "µs",
+            note="the server's CPU over the window / the bets acknowledged in it;"
+            f" {open_note(moderate, MODERATE_RATE)}",
         ),
     ]
