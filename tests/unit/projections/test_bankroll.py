@@ -7,6 +7,7 @@ equals the guarded balance the store keeps (the sum of the events' balance moves
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -137,6 +138,19 @@ def test_the_fold_is_deterministic_and_snapshots_round_trip(seed: int) -> None:
     restored = Bankrolls()
     restored.restore(first.snapshot())
     assert restored.snapshot() == first.snapshot()
+
+
+def test_a_snapshot_shares_nothing_with_the_state_it_was_taken_from() -> None:
+    """The checkpoint's snapshot stays as taken while the fold goes on (it is a copy of
+    every row, not a view of them)."""
+    log, _ = simulate(5, 200)
+    bankrolls = project(log[: len(log) // 2])
+    taken = bankrolls.snapshot()
+    kept = copy.deepcopy(taken)
+    for type_, stream, ev in log[len(log) // 2 :]:
+        bankrolls.apply(type_, stream, to_data(ev))
+    assert bankrolls.snapshot() != kept  # the fold moved on
+    assert taken == kept  # the snapshot did not
 
 
 def test_table_and_occasion_totals_add_up() -> None:
