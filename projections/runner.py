@@ -124,11 +124,11 @@ class ProjectionRunner:
         """Called with the reason when a checkpoint is discarded for its MAC."""
         self.loaded = False
         self.saver = saver
-        self.tail_gather = tail_gather
-        """Seconds the live tail waits after a short page (:data:`TAIL_GATHER_SECONDS`)."""
         """Writes the checkpoint (key, value) instead of a plain ``SET`` and says whether it
         did: with several server processes, only the holder of the projections' lease
         saves (``services.cluster``); the others fold the same log as a hot standby."""
+        self.tail_gather = tail_gather
+        """Seconds the live tail waits after a short page (:data:`TAIL_GATHER_SECONDS`)."""
 
     def _mac(self, body: bytes) -> bytes:
         assert self.mac_key is not None
