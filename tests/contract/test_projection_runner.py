@@ -5,6 +5,7 @@ state (projections/runner.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
@@ -191,3 +192,51 @@ async def test_the_server_counts_a_rejected_checkpoint_and_serves_the_events_bal
         assert "casino_projection_checkpoint_rejected_total 1.0" in metrics
     finally:
         await second.stop()
+
+
+async def test_the_live_tail_reads_what_was_appended_during_its_wait_in_one_page(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """After a short page the tail waits (``tail_gather``) before it reads again: what
+    was appended meanwhile comes in one read and one fold, in order, none missed."""
+    server = await start_server(redis_server.url, night_doc(org))
+    pages: list[list[str]] = []
+    bankrolls = Bankrolls()
+    runner = ProjectionRunner(
+        server.runtime.store,
+        [bankrolls],
+        on_entries=lambda page: pages.append([log_id for log_id, _raw in page]),
+        tail_gather=0.5,
+    )
+    tail = asyncio.create_task(runner.run(block_ms=100))
+    try:
+        cashier = await server.connect(token("cashier"))
+
+        async def folded_after(count: int) -> None:
+            for _ in range(300):
+                if len(pages) > count:
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError(f"the tail read no page after {count}")
+
+        while not await runner.caught_up():  # its catch-up folds without a page
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # tailing now
+        assert (await cashier.cmd("buy_chips", player="p-1", amount=100))["ok"]
+        await folded_after(0)
+        one_command = len(pages[-1])
+        read = len(pages)
+        # Both answered well within the tail's wait after the page it just read.
+        for amount in (200, 300):
+            assert (await cashier.cmd("buy_chips", player="p-1", amount=amount))["ok"]
+        await folded_after(read)
+        await asyncio.sleep(0.6)  # and nothing more comes after them
+        assert len(pages) == read + 1
+        assert len(pages[-1]) == 2 * one_command
+        assert bankrolls.players["p-1"]["bought"] == 600
+        assert runner.last_id == await server.runtime.store.log_head()
+    finally:
+        tail.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await tail
+        await server.stop()
