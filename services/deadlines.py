@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 SWEEP_SECONDS = 0.1
-"""How often the sweeper looks: a late reply comes at most this much after the deadline."""
+"""How often the sweeper looks, and how far apart the commands sharing a queue entry
+come: a late reply comes at most twice this after the command's own deadline."""
 
 
 class _Due:
