@@ -7,6 +7,13 @@ from its front a few times a second. The commands that come within one sweep of 
 other share an entry of the queue (their deadline is the last one's, at most a sweep
 later than their own: the sweeper's own granularity), so a command adds no object of
 its own to the queue, only its future to a list.
+
+Nearly every command is answered long before its deadline, and a future kept in the
+queue keeps its reply alive with it: at thousands of commands a second that is tens of
+thousands of objects held for the whole deadline, which the collector scans again and
+again. So the sweeper also drops the answered futures from each entry, once when it is
+:data:`COMPACT_AGES` old and again later (each future is looked at a bounded number of
+times); only the commands still unanswered stay until their deadline.
 """
 
 from __future__ import annotations
@@ -20,17 +27,23 @@ from typing import Any
 SWEEP_SECONDS = 0.1
 """How often the sweeper looks, and how far apart the commands sharing a queue entry
 come: a late reply comes at most twice this after the command's own deadline."""
+COMPACT_AGES = (0.3, 1.5)
+"""Ages (seconds since its last command was watched) at which an entry drops its answered
+futures: the first frees most replies at a few milliseconds of latency, the second those
+of a server that answers slowly under load."""
 
 
 class _Due:
     """Futures watched within one sweep of each other, and the deadline of the last one."""
 
-    __slots__ = ("due", "first_due", "futures")
+    __slots__ = ("compacted", "due", "first_due", "futures")
 
     def __init__(self, due: float, future: asyncio.Future[Any]) -> None:
         self.first_due = due
         self.due = due
         self.futures = [future]
+        self.compacted = 0
+        """How many of :data:`COMPACT_AGES` the entry has passed."""
 
 
 class Deadlines:
@@ -78,7 +91,25 @@ class Deadlines:
                 if not future.done():
                     future.set_result(self.expired(self.seconds))
                     answered += 1
+        self._compact(now)
         return answered
+
+    def _compact(self, now: float) -> None:
+        """Drop the answered futures of the entries that have reached their next
+        :data:`COMPACT_AGES` (the queue is in deadline order, so the first entry younger
+        than the first age ends the look)."""
+        last = len(COMPACT_AGES)
+        for entry in self._queue:
+            age = now - (entry.due - self.seconds)  # since its last command was watched
+            if age < COMPACT_AGES[0]:
+                break
+            if entry.compacted == last or age < COMPACT_AGES[entry.compacted]:
+                continue
+            while entry.compacted < last and age >= COMPACT_AGES[entry.compacted]:
+                entry.compacted += 1
+            kept = [future for future in entry.futures if not future.done()]
+            self._watched -= len(entry.futures) - len(kept)
+            entry.futures = kept
 
     def __len__(self) -> int:
         return self._watched
