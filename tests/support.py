@@ -281,6 +281,15 @@ class StuckClient(asyncio.Protocol):
 
     def send(self, msg: dict[str, Any] | str) -> None:
         """One masked text frame (RFC 6455 5.2), written at once."""
+        self.send_all([msg])
+
+    def send_all(self, msgs: list[dict[str, Any] | str]) -> None:
+        """Masked text frames, all in one write (they reach the server together)."""
+        assert self.transport is not None
+        self.transport.write(b"".join(self._frame(msg) for msg in msgs))
+
+    @staticmethod
+    def _frame(msg: dict[str, Any] | str) -> bytes:
         text = msg if isinstance(msg, str) else json.dumps(msg)
         payload = text.encode("utf-8", errors="surrogatepass")
         n = len(payload)
@@ -291,8 +300,7 @@ class StuckClient(asyncio.Protocol):
         else:
             header = bytes((0x81, 0x80 | 127)) + n.to_bytes(8, "big")
         mask = b"\x00\x00\x00\x00"  # a zero mask leaves the payload as it is
-        assert self.transport is not None
-        self.transport.write(header + mask + payload)
+        return header + mask + payload
 
     @property
     def closed(self) -> bool:

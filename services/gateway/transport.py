@@ -842,6 +842,15 @@ def _paced(seconds: float) -> Awaitable[None]:
     return asyncio.sleep(seconds) if seconds > 0 else _one_turn()
 
 
+def _frame_waiting(ws: web.WebSocketResponse) -> bool:
+    """Whether the socket's next frame is already read and queued (aiohttp's reader queue;
+    True when this aiohttp keeps it elsewhere, so the caller yields as before). With none
+    queued the next read suspends the handler anyway, which lets the others run."""
+    queue = getattr(ws, "_reader", None)
+    buffer = getattr(queue, "_buffer", None)
+    return buffer is None or bool(buffer)
+
+
 async def websocket(request: web.Request) -> web.StreamResponse:
     runtime = request.app[RUNTIME]
     try:
@@ -886,8 +895,13 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 # Paced per principal: at its message rate, and while it has its limit in
                 # flight none of its sockets is read further. At least one turn of the
                 # event loop per message: a frame already buffered is handed over without
-                # yielding, so a client sending cheap requests fast would hold the loop.
-                await _paced(slots.reserve(principal, message_cost(message.data)))
+                # yielding, so a client sending cheap requests fast would hold the loop
+                # (with no frame buffered the next read yields, and a turn here is waste).
+                pace = slots.reserve(principal, message_cost(message.data))
+                if pace > 0:
+                    await asyncio.sleep(pace)
+                elif _frame_waiting(ws):
+                    await _one_turn()
                 if slots.full(principal):
                     await slots.room(principal)
                 if not client.writable:

@@ -462,3 +462,33 @@ async def test_a_limit_that_is_not_plain_digits_is_bad_request(
 ) -> None:
     status, body = await server.get(f"/api/streams/cage/events?limit={limit}", token("auditor"))
     assert status == 400 and body["error"]["code"] == "bad_request"
+
+
+async def test_frames_read_in_one_go_take_a_turn_each(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client whose frames all arrive at once (40 in one write, within its burst: not
+    paced) has them handled one per turn of the event loop: another client's frame, which
+    reached the server with them, is handled among the first of them, not after the lot."""
+    handled: list[str] = []
+    on_text = gateway._on_text
+
+    def recorded(client: Any, text: str, give_back: Any) -> None:
+        handled.append(client.who.sub)
+        on_text(client, text, give_back)
+
+    monkeypatch.setattr(gateway, "_on_text", recorded)
+    flood = await StuckClient.connect(port_of(server), player_token("p-1"))
+    good = await server.connect(player_token("p-2"))
+    try:
+        flood.send_all([{"op": "no_such_op", "id": f"f-{i}"} for i in range(40)])
+        reply = await good.send({"op": "no_such_op", "id": "good"})
+        assert reply["error"]["code"] == "bad_request"
+        for _ in range(100):
+            if len(handled) == 41:
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(handled) == ["p-1"] * 40 + ["p-2"]
+        assert handled.index("p-2") <= 3, handled
+    finally:
+        flood.close()
