@@ -6,16 +6,37 @@ from __future__ import annotations
 from typing import Any
 
 import msgpack
+import msgspec
 
 _STREAM, _SEQ = 3, 4
 """Positions of the stream and seq in the stored array (``events/codec.py``'s layout)."""
 
 
+class _Placed(msgspec.Struct, array_like=True, gc=False):
+    """The head of the stored array as far as the stream and seq (the items after them are
+    skipped unread; the id, type and version are left undecoded)."""
+
+    id: msgspec.Raw
+    type: msgspec.Raw
+    version: msgspec.Raw
+    stream: str
+    seq: int
+
+
+_decode_placed = msgspec.msgpack.Decoder(_Placed).decode
+
+
 def stream_and_seq(raw: bytes) -> tuple[str, int]:
-    """The stream and seq of a stored envelope. (One plain unpack of the array costs less
-    than reading its first items with a streaming unpacker, as measured.)"""
-    fields: list[Any] = msgpack.unpackb(raw, raw=False)
-    return fields[_STREAM], fields[_SEQ]
+    """The stream and seq of a stored envelope. Read by a typed decoder of the array's
+    first five items (measured: a third of the time of unpacking the whole array, which
+    builds the event's data; a streaming unpacker costs more than either); an entry of
+    another shape is unpacked whole, as before."""
+    try:
+        placed = _decode_placed(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        fields: list[Any] = msgpack.unpackb(raw, raw=False)
+        return fields[_STREAM], fields[_SEQ]
+    return placed.stream, placed.seq
 
 
 class InOrder:
