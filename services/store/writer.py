@@ -385,16 +385,22 @@ class AppendWriter:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.queue.append(_Call(packed, fut))
         self.queued_bytes += len(packed)
-        self._dispatch_soon()
+        if not self._dispatch_due:
+            # One step: the other callers running in this turn queue theirs before it.
+            self._dispatch_due = True
+            asyncio.get_running_loop().call_soon(self._dispatch_now)
         return await fut
 
     def _dispatch_soon(self) -> None:
-        """Send what is queued once every callback already due has run, and those they
-        make due: the callers just answered (by any lane whose replies came in the same
-        turn) make their next appends first, and these join the same pipelines and share
-        Redis's fsync. (Two steps: a lane answers its callers from its transport callback,
-        so callers answered by a later lane in the same turn are queued after the first
-        step.)"""
+        """After a lane's pipeline: send what is queued once every callback already due has
+        run, and those they make due: the callers just answered (by any lane whose replies
+        came in the same turn) make their next appends first, and these join the same
+        pipelines and share Redis's fsync. (Two steps: a lane answers its callers from its
+        transport callback, so callers answered by a later lane in the same turn are queued
+        after the first step. A call made with nothing due is sent one step later
+        (:meth:`call`): the callers of that turn have queued theirs by then, and each step
+        is a turn of the event loop every command waits for, a few milliseconds when the
+        loop is busy.)"""
         if not self._dispatch_due:
             self._dispatch_due = True
             asyncio.get_running_loop().call_soon(self._dispatch_next)

@@ -297,3 +297,17 @@ async def test_a_pipeline_past_its_timeout_fails_and_its_lane_reopens(
         assert (await store.head("table:w-000")).version == 1
     finally:
         await writer.stop()
+
+
+async def test_a_call_made_with_nothing_due_is_sent_one_turn_later(piped: EventStore) -> None:
+    """A call made while nothing is due goes out at the next turn of the event loop, with
+    the calls made in the same turn (one step: every step is a turn each command waits
+    for); the calls a pipeline's callers make when it is over go two steps later, so that
+    those answered by another lane in the same turn join them."""
+    writer = piped.writer
+    tasks = appends(piped, 3)
+    await asyncio.sleep(0)  # the three tasks run: their calls are queued
+    assert len(writer.queue) == 3 and writer.in_flight == 0
+    await asyncio.sleep(0)  # the next turn: sent, in one pipeline
+    assert not writer.queue and writer.in_flight == 1
+    assert all(isinstance(r, Appended) for r in await asyncio.gather(*tasks))
