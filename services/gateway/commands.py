@@ -177,6 +177,7 @@ def _queue(
         runtime.supervisor.ensure_deal(parsed.deal_id)
     if parsed.stream == EXPENSES:
         runtime.supervisor.follow(EXPENSES)  # the stream is made at the first expense
+    answered = _Answered(runtime, who, parsed, state, started, then)
     future: asyncio.Future[Reply] | None = runtime.route(parsed.stream, who, msg, hops)
     if future is not None:
         pass  # another process runs the stream: it answers
@@ -187,11 +188,10 @@ def _queue(
         future = asyncio.get_running_loop().create_future()
         _in_background(_prepare_raffle(runtime, who, parsed, future, msg, hops))
     else:
-        future = _submit(runtime, who, parsed, command, msg, hops)
+        # The actor runs the callback itself when it answers (services.actor.answer).
+        future = _submit(runtime, who, parsed, command, msg, hops, on_answer=answered)
 
-    future.add_done_callback(
-        _Answered(runtime, who, parsed, state, started, then), context=CALLBACK_CONTEXT
-    )
+    future.add_done_callback(answered, context=CALLBACK_CONTEXT)
     runtime.deadlines.watch(future)
     return future
 
@@ -259,6 +259,7 @@ def _submit(
     command: Any,
     msg: Message,
     hops: int,
+    on_answer: Callable[[asyncio.Future[Reply]], None] | None = None,
 ) -> asyncio.Future[Reply]:
     # ``Routed`` keeps the request: if the stream moves to another process before the
     # command is applied, it is sent there (services.cluster).
@@ -270,6 +271,7 @@ def _submit(
             command_id=parsed.id,
             actor=f"{who.role}:{who.sub}",
             command=command,
+            on_answer=on_answer,
             who=who,
             msg=msg,
             hops=hops,
