@@ -151,6 +151,9 @@ class Runtime:
     submit_local: Callable[[Principal, dict[str, Any], int], asyncio.Future[Reply]] | None = None
     """The gateway's command path (``submit_command``), for the commands other processes
     forward here."""
+    after_batch: list[Callable[[], None]] = field(default_factory=list)
+    """Called after every actor batch, once its commands are answered (the gateway writes
+    the replies and events gathered meanwhile: ``transport.DueWrites``)."""
 
     def __post_init__(self) -> None:
         self.bell_jars = BellJars(self.night.timezone)
@@ -242,7 +245,7 @@ class Runtime:
             self.broker,
             self.night,
             mailbox_size=s.mailbox_size,
-            on_batch=self.metrics.observe_batch,
+            on_batch=self._batch_done,
             chance=ServerChance(seal_key(self.secret), self.rng),
         )
         self.supervisor.expense_calendar = self._expense_calendar
@@ -411,6 +414,11 @@ class Runtime:
     def due_reports(self) -> list[DueReport]:
         """Every form that is or will be due, as of today in the organization's zone."""
         return due_reports(self.report_inputs(), local_date(now_ms(), self.night.timezone))
+
+    def _batch_done(self, size: int, seconds: float) -> None:
+        self.metrics.observe_batch(size, seconds)
+        for hook in self.after_batch:
+            hook()
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
         """The one tail of the org log feeds, in log order: the subscribers of every

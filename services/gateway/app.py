@@ -42,10 +42,12 @@ from services.gateway.report_api import get_report_file, get_reports
 from services.gateway.transport import (
     CATCH_UP_READERS,
     CLIENTS,
+    DUE_WRITES,
     FRAMES,
     READERS,
     RUNTIME,
     SLOTS,
+    DueWrites,
     FrameCache,
     PrincipalSlots,
     authenticated,
@@ -68,6 +70,9 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
         settings.principal_in_flight, settings.principal_rate, settings.principal_burst
     )
     app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
+    app[DUE_WRITES] = DueWrites()
+    # An actor's batch answered: its replies go out in this turn (transport.DueWrites).
+    runtime.after_batch.append(app[DUE_WRITES].write)
     app.on_startup.append(follow_revocations)
     app.on_shutdown.append(close_clients)
 

@@ -222,17 +222,52 @@ class FrameTransport(Protocol):
     def abort(self) -> None: ...
 
 
+class DueWrites:
+    """The connections with frames gathered, each written in one call: at the next turn of
+    the event loop, or sooner, when an actor has answered a batch (the runtime's
+    ``after_batch``: that batch's replies and events go out in the turn they were made,
+    not a turn later, a few milliseconds when the loop is busy). One callback for all the
+    connections due in a turn rather than one each."""
+
+    __slots__ = ("_due", "_scheduled")
+
+    def __init__(self) -> None:
+        self._due: list[Client] = []
+        self._scheduled = False
+
+    def add(self, client: Client) -> None:
+        """``client`` has its first frame of this turn gathered."""
+        self._due.append(client)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._at_turn, context=CALLBACK_CONTEXT)
+
+    def _at_turn(self) -> None:
+        self._scheduled = False
+        self.write()
+
+    def write(self) -> None:
+        """Write what every due connection has gathered (one connection's fault is logged
+        and stops no other's write)."""
+        due, self._due = self._due, []
+        for client in due:
+            try:
+                client.flush()
+            except Exception:
+                log.exception("write_failed", sub=client.who.sub)
+
+
 class Client:
     """One websocket connection: a principal, its subscriptions, and its send buffer.
 
     Everything sent to the client, replies and events alike, is written to the
     connection's transport (as aiohttp's own writer does), no task in between: the frames
-    due in one turn of the event loop are gathered, in order, and go out in one write at
-    the start of the next turn (replies of one actor batch become due together), so a
-    batch costs one system call, not one per frame. The bound is what is unsent, gathered
-    or in the transport's buffer: a client whose unsent bytes exceed ``send_buffer_bytes``
-    is too slow and is dropped (1013), so one stuck tablet never stalls a table nor grows
-    the server.
+    due in one turn of the event loop are gathered, in order, and go out in one write
+    (:class:`DueWrites`: at the end of the actor batch that made them, else at the start
+    of the next turn), so a batch costs one system call, not one per frame. The bound is
+    what is unsent, gathered or in the transport's buffer: a client whose unsent bytes
+    exceed ``send_buffer_bytes`` is too slow and is dropped (1013), so one stuck tablet
+    never stalls a table nor grows the server.
     """
 
     def __init__(
@@ -243,8 +278,11 @@ class Client:
         frames: FrameCache,
         transport: FrameTransport,
         readers: asyncio.Semaphore,
+        due: DueWrites,
     ) -> None:
         self.ws = ws
+        self.due = due
+        """Where the connection is put when it has frames gathered to write."""
         self.who = who
         self.runtime = runtime
         self.frames = frames
@@ -290,7 +328,7 @@ class Client:
             self.drop("send buffer full")
             return
         if not self.gathered:
-            asyncio.get_running_loop().call_soon(self.flush, context=CALLBACK_CONTEXT)
+            self.due.add(self)
         self.gathered.append(frame)
         self.gathered_bytes += len(frame)
 
@@ -874,6 +912,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         request.app[FRAMES],
         cast(FrameTransport, transport),
         request.app[READERS],
+        request.app[DUE_WRITES],
     )
     request.app[CLIENTS].add(client)
     runtime.metrics.connections.inc()
@@ -929,6 +968,7 @@ FRAMES = web.AppKey("frames", FrameCache)
 CLIENTS: web.AppKey[set[Client]] = web.AppKey("clients")
 SLOTS = web.AppKey("slots", PrincipalSlots)
 READERS = web.AppKey("catch_up_readers", asyncio.Semaphore)
+DUE_WRITES = web.AppKey("due_writes", DueWrites)
 
 
 async def close_clients(app: web.Application) -> None:

@@ -88,6 +88,57 @@ async def test_frames_due_in_one_turn_go_out_in_one_write_in_order(server: LiveS
     assert [a for a in player.arrivals if a[0] == "re" and a[1] in ids] == [("re", i) for i in ids]
 
 
+async def test_a_batch_s_replies_and_events_are_written_when_its_actor_is_done(
+    server: LiveServer,
+) -> None:
+    """The actor answers a bet and its reply (and the event to the subscriber) is written
+    at the end of the actor's own batch, not a turn of the event loop later: by the time
+    the runtime's ``after_batch`` hooks have run, the socket has had its one write."""
+    player = await server.connect(player_token("p-1"))
+    assert (await player.cmd("subscribe", stream=f"table:{TABLE}"))["ok"]
+    await player.wait_events(f"table:{TABLE}", 2)  # the catch-up: opened, round opened
+    conn = server_side(server, "p-1")
+    counted = CountedWrites(conn.transport)
+    conn.transport = counted
+    at_batch_end: list[int] = []
+    server.runtime.after_batch.append(lambda: at_batch_end.append(counted.writes))
+    reply = await player.send(bet("w-1"))
+    assert reply["ok"]
+    assert at_batch_end == [1]  # the event and the reply, in one write, in the batch's turn
+    assert counted.writes == 1
+    # The event came in the same write, ahead of the reply.
+    assert [e["type"] for e in player.events if e["type"] == "BetPlaced"] == ["BetPlaced"]
+
+
+async def test_due_writes_write_every_connection_and_one_fault_stops_none() -> None:
+    """The connections due are written together, each once; one whose write fails is
+    logged and the others are written all the same; the turn's own callback then finds
+    nothing left."""
+
+    class Conn:
+        def __init__(self, broken: bool = False) -> None:
+            self.flushed = 0
+            self.broken = broken
+            self.who = type("Who", (), {"sub": "x"})()
+
+        def flush(self) -> None:
+            self.flushed += 1
+            if self.broken:
+                raise ConnectionResetError("gone")
+
+    due = gateway.DueWrites()
+    a, broken, b = Conn(), Conn(broken=True), Conn()
+    for conn in (a, broken, b):
+        due.add(conn)  # type: ignore[arg-type]
+    due.write()
+    assert (a.flushed, broken.flushed, b.flushed) == (1, 1, 1)
+    await asyncio.sleep(0)  # the turn's callback: nothing more is due
+    assert (a.flushed, broken.flushed, b.flushed) == (1, 1, 1)
+    due.add(a)  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    assert a.flushed == 2  # and a connection due later is written at its turn
+
+
 async def test_nothing_gathered_is_written_once_the_socket_closes(server: LiveServer) -> None:
     player = await server.connect(player_token("p-1"))
     assert (await player.cmd("subscribe", stream=f"table:{TABLE}"))["ok"]
