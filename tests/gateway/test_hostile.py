@@ -8,6 +8,7 @@ gets a clear refusal or is disconnected; every other client's commands go on unh
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -464,12 +465,13 @@ async def test_a_limit_that_is_not_plain_digits_is_bad_request(
     assert status == 400 and body["error"]["code"] == "bad_request"
 
 
-async def test_frames_read_in_one_go_take_a_turn_each(
+async def test_frames_read_in_one_go_let_the_others_run_every_few(
     server: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client whose frames all arrive at once (40 in one write, within its burst: not
-    paced) has them handled one per turn of the event loop: another client's frame, which
-    reached the server with them, is handled among the first of them, not after the lot."""
+    paced) has them handled a few per turn of the event loop (``FRAMES_PER_TURN``):
+    another client's frame, which reached the server with them, is handled among the first
+    of them, not after the lot."""
     handled: list[str] = []
     on_text = gateway._on_text
 
@@ -489,6 +491,38 @@ async def test_frames_read_in_one_go_take_a_turn_each(
                 break
             await asyncio.sleep(0.05)
         assert sorted(handled) == ["p-1"] * 40 + ["p-2"]
-        assert handled.index("p-2") <= 3, handled
+        assert handled.index("p-2") <= gateway.FRAMES_PER_TURN, handled
     finally:
         flood.close()
+
+
+async def test_two_floods_read_at_once_take_turns_of_a_few_frames(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two clients whose frames (24 each, in one write) reach the server in the same read
+    are handled in turns: neither handler goes on past ``FRAMES_PER_TURN`` frames while
+    the other has frames waiting."""
+    handled: list[str] = []
+    on_text = gateway._on_text
+
+    def recorded(client: Any, text: str, give_back: Any) -> None:
+        handled.append(client.who.sub)
+        on_text(client, text, give_back)
+
+    monkeypatch.setattr(gateway, "_on_text", recorded)
+    floods = [await StuckClient.connect(port_of(server), player_token(p)) for p in ("p-1", "p-2")]
+    try:
+        # Both writes go out in this turn: the server reads both sockets in its next one.
+        for flood in floods:
+            flood.send_all([{"op": "no_such_op", "id": f"f-{i}"} for i in range(24)])
+        for _ in range(100):
+            if len(handled) == 48:
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(handled) == ["p-1"] * 24 + ["p-2"] * 24
+        runs = [len(list(g)) for _k, g in itertools.groupby(handled)]
+        assert max(runs) <= gateway.FRAMES_PER_TURN, handled
+        assert len(runs) >= 2 * 24 // gateway.FRAMES_PER_TURN - 1, handled
+    finally:
+        for flood in floods:
+            flood.close()
