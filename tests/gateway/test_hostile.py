@@ -465,13 +465,8 @@ async def test_a_limit_that_is_not_plain_digits_is_bad_request(
     assert status == 400 and body["error"]["code"] == "bad_request"
 
 
-async def test_frames_read_in_one_go_let_the_others_run_every_few(
-    server: LiveServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A client whose frames all arrive at once (40 in one write, within its burst: not
-    paced) has them handled a few per turn of the event loop (``FRAMES_PER_TURN``):
-    another client's frame, which reached the server with them, is handled among the first
-    of them, not after the lot."""
+def _record_handled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sub of each message's sender as the gateway handles it, in order."""
     handled: list[str] = []
     on_text = gateway._on_text
 
@@ -480,6 +475,17 @@ async def test_frames_read_in_one_go_let_the_others_run_every_few(
         on_text(client, text, give_back)
 
     monkeypatch.setattr(gateway, "_on_text", recorded)
+    return handled
+
+
+async def test_frames_read_in_one_go_let_the_others_run_every_few(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client whose frames all arrive at once (40 in one write, within its burst: not
+    paced) has them handled a few per turn of the event loop (``FRAMES_PER_TURN``):
+    another client's frame, which reached the server with them, is handled among the first
+    of them, not after the lot."""
+    handled = _record_handled(monkeypatch)
     flood = await StuckClient.connect(port_of(server), player_token("p-1"))
     good = await server.connect(player_token("p-2"))
     try:
@@ -502,14 +508,7 @@ async def test_two_floods_read_at_once_take_turns_of_a_few_frames(
     """Two clients whose frames (24 each, in one write) reach the server in the same read
     are handled in turns: neither handler goes on past ``FRAMES_PER_TURN`` frames while
     the other has frames waiting."""
-    handled: list[str] = []
-    on_text = gateway._on_text
-
-    def recorded(client: Any, text: str, give_back: Any) -> None:
-        handled.append(client.who.sub)
-        on_text(client, text, give_back)
-
-    monkeypatch.setattr(gateway, "_on_text", recorded)
+    handled = _record_handled(monkeypatch)
     floods = [await StuckClient.connect(port_of(server), player_token(p)) for p in ("p-1", "p-2")]
     try:
         # Both writes go out in this turn: the server reads both sockets in its next one.
