@@ -267,7 +267,10 @@ class Actor(Generic[S, C]):
                     self._stop_fenced(e, batch)
                     return
             if self.on_batch is not None:
-                self.on_batch(len(batch), time.perf_counter() - started)
+                try:
+                    self.on_batch(len(batch), time.perf_counter() - started)
+                except Exception:  # what follows a batch never stops the actor
+                    self._log.exception("on_batch_failed")
 
     def _stop_fenced(self, error: FencedOut, batch: list[Submission[C]]) -> None:
         """Another process owns the stream now: stop writing. Nothing of the batch was

@@ -416,9 +416,14 @@ class Runtime:
         return due_reports(self.report_inputs(), local_date(now_ms(), self.night.timezone))
 
     def _batch_done(self, size: int, seconds: float) -> None:
+        """An actor's batch is over: its metrics, then each :attr:`after_batch` hook. A
+        hook's fault is logged; it skips no other hook and never stops the actor."""
         self.metrics.observe_batch(size, seconds)
         for hook in self.after_batch:
-            hook()
+            try:
+                hook()
+            except Exception:
+                log.exception("after_batch_failed")
 
     def _publish_log(self, page: Sequence[tuple[str, bytes]]) -> None:
         """The one tail of the org log feeds, in log order: the subscribers of every

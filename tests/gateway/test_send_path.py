@@ -108,6 +108,27 @@ async def test_a_batch_s_replies_and_events_are_written_when_its_actor_is_done(
     assert counted.writes == 1
     # The event came in the same write, ahead of the reply.
     assert [e["type"] for e in player.events if e["type"] == "BetPlaced"] == ["BetPlaced"]
+    placed = next(e["seq"] for e in player.events if e["type"] == "BetPlaced")
+    order = player.arrivals
+    assert order.index(("ev", (f"table:{TABLE}", placed))) < order.index(("re", "w-1"))
+
+
+async def test_a_faulty_after_batch_hook_stops_neither_the_others_nor_the_actor(
+    server: LiveServer,
+) -> None:
+    """A hook that raises after a batch is logged: the hooks after it run, the bet is
+    answered, and the table's actor goes on with the next bet."""
+    player = await server.connect(player_token("p-1"))
+    ran: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a broken hook")
+
+    server.runtime.after_batch[:0] = [broken]
+    server.runtime.after_batch.append(lambda: ran.append("next"))
+    assert (await player.send(bet("h-1")))["ok"]
+    assert (await player.send(bet("h-2")))["ok"]
+    assert len(ran) >= 2  # once per batch at least: the two bets' batches
 
 
 async def test_due_writes_write_every_connection_and_one_fault_stops_none() -> None:
