@@ -400,7 +400,10 @@ class AppendWriter:
         after the first step. A call made with nothing due is sent one step later
         (:meth:`call`): the callers of that turn have queued theirs by then, and each step
         is a turn of the event loop every command waits for, a few milliseconds when the
-        loop is busy.)"""
+        loop is busy. That one step stands when a pipeline ends after the call in the same
+        turn: the callers it answered then follow in the next pipeline. Holding the call a
+        second step so that they join it gave 3-4 % fewer bets a second in the closed
+        loop.)"""
         if not self._dispatch_due:
             self._dispatch_due = True
             asyncio.get_running_loop().call_soon(self._dispatch_next)
