@@ -131,6 +131,17 @@ async def test_a_faulty_after_batch_hook_stops_neither_the_others_nor_the_actor(
     assert len(ran) >= 2  # once per batch at least: the two bets' batches
 
 
+async def test_a_socket_with_no_frame_queued_is_seen_as_such(server: LiveServer) -> None:
+    """The handler's look at aiohttp's reader queue finds it (a renamed queue would make
+    every frame look queued, and every few frames a wasted turn) and finds it empty
+    between two requests."""
+    player = await server.connect(player_token("p-1"))
+    assert (await player.send(bet("q-1")))["ok"]
+    ws = server_side(server, "p-1").ws
+    assert getattr(getattr(ws, "_reader", None), "_buffer", None) is not None
+    assert gateway._frame_waiting(ws) is False
+
+
 async def test_due_writes_write_every_connection_and_one_fault_stops_none() -> None:
     """The connections due are written together, each once; one whose write fails is
     logged and the others are written all the same; the turn's own callback then finds

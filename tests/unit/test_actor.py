@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from structlog.testing import capture_logs
+
 from services.actor import Submission, answer
 
 
@@ -56,7 +58,9 @@ async def test_a_failing_callback_is_logged_and_fails_nothing_else() -> None:
 
     seen: list[Any] = []
     first, second = _submission(broken), _submission(lambda f: seen.append(f.result()))
-    answer(first, {"ok": True, "result": {}})  # does not raise
+    with capture_logs() as logs:
+        answer(first, {"ok": True, "result": {}})  # does not raise
     answer(second, {"ok": True, "result": {}})
     assert first.future.result() == {"ok": True, "result": {}}
     assert seen == [{"ok": True, "result": {}}]
+    assert [(e["event"], e["command_id"]) for e in logs] == [("reply_not_handed_on", "c-1")]
