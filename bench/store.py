@@ -11,6 +11,11 @@ SQLite in WAL mode with ``synchronous=FULL`` (every commit fsynced, as ``appendf
 always`` fsyncs every acknowledged write), one aggregate per stream and one event of the
 same fields as a ``BetPlaced`` per save, 50 threads and one; and ``redis-benchmark``'s
 XADD with 50 clients on the same Redis, the ceiling of what that Redis fsyncs a second.
+
+For one sequential writer (1i), three floors measured in the same runs: redis-benchmark's
+bare XADD from one client (1l), this store's own script calls sent one at a time from a
+blocking socket with no event loop and no append writer (1m), and 1m against SQLite (1n):
+the most 1i could be with any client of this script on this Redis and disk.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import functools
 import importlib.util
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -29,6 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import hiredis
 import redis.asyncio as aioredis
 
 from bench.common import Result, at_least, own_redis, progress, redis_url, unique_org
@@ -128,6 +135,77 @@ async def sequential(url: str, count: int, seconds: float) -> tuple[float, int]:
     finally:
         await store.writer.stop()
         await client.aclose()
+
+
+class _Capture:
+    """Takes the append writer's place in an :class:`EventStore` to keep each script call's
+    keys and arguments instead of sending them (answering each as an accepted append)."""
+
+    def __init__(self, sha: str) -> None:
+        self.sha = sha
+        self.commands: list[bytes] = []
+
+    async def call(self, keys: list[str], args: list[Any]) -> Any:
+        self.commands.append(hiredis.pack_command(("EVALSHA", self.sha, len(keys), *keys, *args)))
+        return [b"ok", b"0-1"]
+
+
+async def script_calls(url: str, count: int) -> tuple[list[bytes], int]:
+    """The EVALSHA commands that :func:`sequential`'s appends of ``count`` commands send, for
+    a fresh organization (funded), and how many bytes one is."""
+    client = aioredis.Redis.from_url(url, decode_responses=False)
+    org = unique_org("store-script")
+    store = EventStore(client, org)
+    source = store.writer.source
+    capture = _Capture(store.writer.script.sha)
+    store.writer = capture  # type: ignore[assignment]
+    try:
+        await client.script_load(source)
+        await _fund(client, org, ["p-0"])
+        head = Head(0)
+        for cmd in _commands("table:seq", "p-0", count, int(time.time() * 1000)):
+            await store.append("table:seq", head, [cmd])
+            env = cmd.events[0]
+            head = Head(env.seq, env.hash)
+    finally:
+        await client.aclose()
+    return capture.commands, len(capture.commands[-1])
+
+
+def script_alone(redis: EmbeddedRedis, commands: list[bytes], seconds: float) -> float:
+    """Send ``commands`` one at a time on a blocking socket, each reply awaited (no event
+    loop, no append writer: next to no client), for at most ``seconds``: what one sequential
+    writer would get if the client cost nothing. Appends per second; every reply must be an
+    accepted append."""
+    tcp = redis_url(redis) == redis.url
+    family = socket.AF_INET if tcp else socket.AF_UNIX
+    where: Any = ("127.0.0.1", redis.port) if tcp else str(redis.socket_path)
+    reader = hiredis.Reader()
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.connect(where)
+
+        def ask(command: bytes) -> Any:
+            sock.sendall(command)
+            while (reply := reader.gets()) is False:
+                reader.feed(sock.recv(65536))
+            if isinstance(reply, hiredis.ReplyError):
+                raise RuntimeError(f"Redis refused: {reply}")
+            return reply
+
+        if redis.password:
+            auth: tuple[Any, ...] = ("AUTH", redis.password)
+            ask(hiredis.pack_command(auth))
+        done = 0
+        started = time.perf_counter()
+        deadline = started + seconds
+        for command in commands:
+            reply = ask(command)
+            if reply[0] != b"ok":
+                raise RuntimeError(f"append refused: {reply!r}")
+            done += 1
+            if time.perf_counter() >= deadline:
+                break
+        return done / (time.perf_counter() - started)
 
 
 async def concurrent(
@@ -287,9 +365,11 @@ def _stored_size(app: Any, table: Any) -> int:
 _RPS = re.compile(r"([0-9][0-9.]*) requests per second")
 
 
-def redis_benchmark_xadd(redis: EmbeddedRedis, payload_bytes: int, requests: int) -> float | None:
-    """``redis-benchmark``'s XADD rate with 50 clients, one command each in flight (``-P
-    1``), a field of ``payload_bytes``; None when redis-benchmark is not installed."""
+def redis_benchmark_xadd(
+    redis: EmbeddedRedis, payload_bytes: int, requests: int, clients: int = 50
+) -> float | None:
+    """``redis-benchmark``'s XADD rate with ``clients`` clients, one command each in flight
+    (``-P 1``), a field of ``payload_bytes``; None when redis-benchmark is not installed."""
     binary = shutil.which("redis-benchmark")
     if binary is None:
         return None
@@ -299,7 +379,7 @@ def redis_benchmark_xadd(redis: EmbeddedRedis, payload_bytes: int, requests: int
         ["-s", str(socket)] if socket is not None else ["-h", "127.0.0.1", "-p", str(redis.port)]
     )
     args = [binary, *where, "-a", redis.password or ""]
-    args += ["-c", "50", "-n", str(requests), "-P", "1", "-q"]
+    args += ["-c", str(clients), "-n", str(requests), "-P", "1", "-q"]
     args += ["XADD", "bench-stream", "*", "e", "x" * payload_bytes]
     done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=300)
     found = _RPS.findall(done.stdout.replace("\r", "\n"))
@@ -331,6 +411,9 @@ async def run(quick: bool) -> list[Result]:
         es_conc: list[float] = []
         es_seq: list[float] = []
         es_size = 0
+        bare_seq: list[float | None] = []
+        alone: list[float] = []
+        script_bytes = 0
         # Interleaved, so that both stores share whatever else the machine does.
         for r in range(runs):
             progress(f"store: one stream, sequential appends (run {r + 1}/{runs})")
@@ -342,6 +425,17 @@ async def run(quick: bool) -> list[Result]:
                     sqlite_appends, Path(tmp), 1, 10**6, es_seconds
                 )
                 es_seq.append(rate)
+            # What any client could get from this Redis and disk one append at a time: C, a
+            # bare XADD, no script; the floor under 1a is the AOF's write + fsync.
+            progress(f"store: redis-benchmark XADD, 1 client (run {r + 1}/{runs})")
+            bare_seq.append(
+                await asyncio.to_thread(
+                    redis_benchmark_xadd, redis, payload, 4000 if quick else 10_000, 1
+                )
+            )
+            progress(f"store: the append script alone, one at a time (run {r + 1}/{runs})")
+            calls, script_bytes = await script_calls(redis_url(redis), 4000 if quick else 12000)
+            alone.append(await asyncio.to_thread(script_alone, redis, calls, seq_seconds))
             progress(f"store: {STREAMS} streams concurrent, 1 command per append (run {r + 1})")
             rate, _n, cpu = await concurrent(redis_url(redis), work, 1)
             one.append(rate)
@@ -493,5 +587,70 @@ async def run(quick: bool) -> list[Result]:
                 note="each append runs the whole script: 2 XADD, 2 HSET, HINCRBY, SADD and checks",
                 digits=2,
             )
+        )
+    rows.extend(_sequential_ceiling(bare_seq, alone, seq, es_seq, payload, script_bytes, of))
+    return rows
+
+
+def _ratios(tops: list[float], bottoms: list[float]) -> tuple[float, str]:
+    ratios = [a / b for a, b in zip(tops, bottoms, strict=True)]
+    return statistics.median(ratios), ", ".join(f"{r:.2f}" for r in ratios)
+
+
+def _sequential_ceiling(
+    bare: list[float | None],
+    alone: list[float],
+    seq: list[float],
+    es_seq: list[float],
+    payload: int,
+    script_bytes: int,
+    of: str,
+) -> list[Result]:
+    """1l-1n, each run between 1a and 1g: what one sequential writer could get from this
+    Redis on this disk with next to no client. 1l is redis-benchmark's bare XADD, one at a
+    time; 1m the append script alone (:func:`script_alone`); 1n sets 1m against SQLite, the
+    most 1i could be with any client of this script."""
+    rows: list[Result] = []
+    rates = [rate for rate in bare if rate is not None]
+    figure = "1l redis-benchmark XADD, 1 client, same Redis"
+    if rates:
+        _, each = _ratios(seq, rates)
+        rows.append(
+            Result(
+                figure,
+                statistics.median(rates),
+                "requests/s",
+                note=f"redis-benchmark -c 1 -P 1 XADD <{payload} bytes>, appendfsync always: one"
+                f" XADD at a time, no script; {of}: {_spread(rates)}; 1a / 1l: {each}",
+            )
+        )
+    else:
+        rows.append(Result(figure, None, "requests/s", absent="redis-benchmark not found"))
+    _, each = _ratios(seq, alone)
+    rows.append(
+        Result(
+            "1m the append script alone, 1 stream sequential (1 event/append)",
+            statistics.median(alone),
+            "events/s",
+            note=f"1a's EVALSHA commands ({script_bytes:,} bytes each), sent one at a time on a"
+            f" blocking socket: no event loop, no append writer; {of}: {_spread(alone)};"
+            f" 1a / 1m (the client's share): {each}",
+        )
+    )
+    ratio = "1n ratio 1m / 1g (one sequential writer: the script with no client / SQLite)"
+    if len(es_seq) == len(alone):
+        median, each = _ratios(alone, es_seq)
+        rows.append(
+            Result(
+                ratio,
+                median,
+                "x",
+                note=f"1i's ceiling with this script, Redis and disk: {of}: {each}",
+                digits=2,
+            )
+        )
+    else:
+        rows.append(
+            Result(ratio, None, "x", absent="eventsourcing not installed (the bench extra)")
         )
     return rows
