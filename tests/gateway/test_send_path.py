@@ -75,6 +75,9 @@ async def send_text(client: WsClient, command_id: Any, text: str) -> dict[str, A
 async def test_frames_due_in_one_turn_go_out_in_one_write_in_order(server: LiveServer) -> None:
     player = await server.connect(player_token("p-1"))
     assert (await player.cmd("subscribe", stream=f"table:{TABLE}"))["ok"]
+    # The catch-up (opened, round opened) is written after the reply: let it land first,
+    # so that only the five replies are counted.
+    await player.wait_events(f"table:{TABLE}", 2)
     conn = server_side(server, "p-1")
     counted = CountedWrites(conn.transport)
     conn.transport = counted
