@@ -907,6 +907,10 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         heartbeat=runtime.settings.heartbeat_seconds,
         max_msg_size=runtime.settings.max_frame_bytes,
         compress=False,
+        # Pings are answered below, paced: aiohttp's own answering (autoping) handles every
+        # ping and pong already read before it returns, unpaced, so a client flooding
+        # them would take the event loop from the others.
+        autoping=False,
     )
     await ws.prepare(request)
     transport = request.transport
@@ -971,6 +975,14 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 await _paced(slots.reserve(principal, message_cost(message.data)))
                 run = 0
                 client.answer(None, error_reply("bad_request", "text frames only"))
+            elif message.type in (WSMsgType.PING, WSMsgType.PONG):
+                # A ping is answered (RFC 6455, 5.5.2) and a pong needs nothing (the
+                # heartbeat counts any frame as an answer), each paced like any message.
+                await _paced(slots.reserve(principal, message_cost(message.data)))
+                run = 0
+                if message.type == WSMsgType.PING and client.writable:
+                    with contextlib.suppress(ConnectionError):
+                        await ws.pong(message.data)
     finally:
         expiry.cancel()
         request.app[CLIENTS].discard(client)

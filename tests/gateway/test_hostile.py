@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import WSMsgType
 
 from services.gateway import transport as gateway
 from services.gateway.protocol import MAX_JSON_CONTAINERS
@@ -398,6 +399,91 @@ async def test_binary_frames_are_paced_like_any_message(
                 break
             await asyncio.sleep(0.05)
         assert sum(1 for kind, _re in client.arrivals if kind == "re") == 20
+    finally:
+        await server.stop()
+
+
+async def _pongs(ws: Any, into: list[tuple[float, bytes]]) -> None:
+    async for msg in ws:
+        if msg.type == WSMsgType.PONG:
+            into.append((time.monotonic(), msg.data))
+
+
+@pytest.mark.parametrize("kind", ["ping", "pong"])
+async def test_pings_and_pongs_are_paced_like_any_message(
+    redis_server: EmbeddedRedis, org: str, kind: str
+) -> None:
+    """A client's pings are answered, each in turn, and its unasked-for pongs ignored, but
+    both are read at its principal's rate like any message (here 5 at once, then 10 a
+    second): a flood of 20 takes the server about 1.5 s to read, not one turn."""
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_rate=10.0, principal_burst=5
+    )
+    try:
+        ws = await server.session.ws_connect(
+            f"{server.base}/ws?token={token('auditor', 'pinger')}", autoping=False
+        )
+        pongs: list[tuple[float, bytes]] = []
+        reading = asyncio.ensure_future(_pongs(ws, pongs))
+        started = time.monotonic()
+        for i in range(20):
+            await (ws.ping if kind == "ping" else ws.pong)(b"%d" % i)
+        if kind == "pong":
+            await ws.ping(b"after")  # read after the 20 pongs, at the rate
+        expected = [b"%d" % i for i in range(20)] if kind == "ping" else [b"after"]
+        await asyncio.sleep(0.5)
+        if kind == "ping":
+            assert 5 <= len(pongs) <= 5 + 10 * 0.5 + 2  # the burst and half a second, not 20
+        else:
+            assert pongs == []  # nothing answers a pong; the ping waits behind them
+        for _ in range(100):
+            if len(pongs) == len(expected):
+                break
+            await asyncio.sleep(0.05)
+        assert [data for _at, data in pongs] == expected
+        assert pongs[-1][0] - started >= 1.2  # 15 or 16 of them at 10 a second
+        reading.cancel()
+        await ws.close()
+    finally:
+        await server.stop()
+
+
+async def test_the_heartbeat_closes_only_the_socket_that_does_not_answer(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """With pings answered by the gateway itself (not aiohttp's autoping), the heartbeat
+    still holds (docs/PROTOCOL.md): a client that answers the server's pings stays
+    connected, one that never answers is closed after half the interval."""
+    server = await start_server(redis_server.url, night_doc(org), heartbeat_seconds=0.4)
+    try:
+        url = f"{server.base}/ws?token={token('auditor', 'beat')}"
+        answering = await server.session.ws_connect(url)  # aiohttp answers in receive()
+        texts: list[str] = []
+
+        async def read_answering() -> None:
+            async for msg in answering:
+                if msg.type == WSMsgType.TEXT:
+                    texts.append(msg.data)
+
+        reading = asyncio.ensure_future(read_answering())
+        silent = await server.session.ws_connect(url, autoping=False)
+        pings: list[bytes] = []
+        started = time.monotonic()
+        async for msg in silent:  # never answers: the server gives up on it
+            if msg.type == WSMsgType.PING:
+                pings.append(msg.data)
+        assert pings  # it was pinged
+        assert time.monotonic() - started < 3.0
+        await asyncio.sleep(1.0)  # two more intervals
+        assert not answering.closed
+        await answering.send_str(json.dumps({"op": "no_such_op", "id": "alive"}))
+        for _ in range(100):
+            if texts:
+                break
+            await asyncio.sleep(0.05)
+        assert json.loads(texts[-1])["re"] == "alive"
+        reading.cancel()
+        await answering.close()
     finally:
         await server.stop()
 
