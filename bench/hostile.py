@@ -8,7 +8,8 @@ each. The figure is the good player's p99 with the flooder over its p99 without 
 ``soak``: while a good player bets as above, hostile sockets abuse the server for a while:
 a socket that never reads sends 300 subscribes to a 5,000-event stream every 2 s, another
 sends cheap requests it never reads the replies of (reconnecting when dropped), a player
-floods a table as above, and a client sends lone surrogates and 1,500-level JSON. The
+floods a table as above, a client sends lone surrogates and 1,500-level JSON, and another
+floods pings. The
 server's RSS is sampled before, during and after (once the abusive sockets are closed and
 the flooded round, whose acknowledged bets the table holds until then, is settled).
 """
@@ -318,6 +319,31 @@ def masked_text_frame(text: str) -> bytes:
     return head + b"\x00\x00\x00\x00" + payload
 
 
+class PingFlood:
+    """Pings as fast as the server takes them (``PING_CHUNK`` empty pings per write, a write
+    whenever the last has left), reading the pongs: each ping costs the server a parse and
+    an answer, and aiohttp's own answering was unpaced."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sent = 0
+
+    async def run(self, until: float) -> None:
+        ws = await RawWs.connect(self.port, token("auditor", "pinger"))
+        assert ws.transport is not None
+        chunk = b"\x89\x80\x00\x00\x00\x00" * PING_CHUNK  # masked, empty (RFC 6455 5.5.2)
+        loop = asyncio.get_running_loop()
+        while loop.time() < until and not ws.transport.is_closing():
+            if ws.transport.get_write_buffer_size() < len(chunk):
+                ws.transport.write(chunk)
+                self.sent += PING_CHUNK
+            await asyncio.sleep(0.01)
+        ws.close()
+
+
+PING_CHUNK = 10_000
+
+
 class Garbage:
     """Lone surrogates, 1,500-level JSON and 60 KiB-wide JSON, twenty of each a second."""
 
@@ -382,12 +408,13 @@ async def soak(quick: bool) -> list[Result]:
         clients += [f.ws for f in flooders]
         loop = asyncio.get_running_loop()
         until = loop.time() + seconds
-        storm, unread, garbage = (
+        storm, unread, garbage, pings = (
             Storm(server.port, "table:long-1"),
             Unread(server.port),
             Garbage(server.port),
+            PingFlood(server.port),
         )
-        progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage)")
+        progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage, pings)")
         for f in flooders:
             f.start()
         samples: list[float] = []
@@ -397,7 +424,7 @@ async def soak(quick: bool) -> list[Result]:
                 samples.append(rss_mib(server.pid))
                 await asyncio.sleep(0.25)
 
-        tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage)]
+        tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage, pings)]
         tasks.append(asyncio.ensure_future(sample()))
         during_latencies = await good.bet_for(seconds - 1.0)
         await gather_all(*tasks)
@@ -421,7 +448,8 @@ async def soak(quick: bool) -> list[Result]:
         f" {unread.connections} connections; a flooder with {FLOOD_CONNECTIONS} x"
         f" {FLOOD_WINDOW} bets in flight; lone surrogates, 1,500-level and 60 KiB-wide JSON"
         f" from one player (replies"
-        f" {garbage.codes}); RSS before {rss_before:.0f} MiB, max during {rss_during:.0f} MiB,"
+        f" {garbage.codes}); {pings.sent:,} pings written by a socket reading its pongs;"
+        f" RSS before {rss_before:.0f} MiB, max during {rss_during:.0f} MiB,"
         f" after {rss_after:.0f} MiB; good p99 quiet {quiet:.1f} ms, during {during:.1f} ms,"
         f" after {after:.1f} ms; good errors {good.errors or 'none'}"
     )
