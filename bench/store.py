@@ -187,7 +187,10 @@ def script_alone(redis: EmbeddedRedis, commands: list[bytes], seconds: float) ->
         def ask(command: bytes) -> Any:
             sock.sendall(command)
             while (reply := reader.gets()) is False:
-                reader.feed(sock.recv(65536))
+                data = sock.recv(65536)
+                if not data:
+                    raise ConnectionError("Redis closed the connection")
+                reader.feed(data)
             if isinstance(reply, hiredis.ReplyError):
                 raise RuntimeError(f"Redis refused: {reply}")
             return reply
@@ -606,10 +609,10 @@ def _sequential_ceiling(
     script_bytes: int,
     of: str,
 ) -> list[Result]:
-    """1l-1n, each run between 1a and 1g: what one sequential writer could get from this
-    Redis on this disk with next to no client. 1l is redis-benchmark's bare XADD, one at a
-    time; 1m the append script alone (:func:`script_alone`); 1n sets 1m against SQLite, the
-    most 1i could be with any client of this script."""
+    """1l-1n, measured right after 1a and 1g in each run: what one sequential writer could
+    get from this Redis on this disk with next to no client. 1l is redis-benchmark's bare
+    XADD, one at a time; 1m the append script alone (:func:`script_alone`); 1n sets 1m
+    against SQLite, the most 1i could be with any client of this script."""
     rows: list[Result] = []
     rates = [rate for rate in bare if rate is not None]
     figure = "1l redis-benchmark XADD, 1 client, same Redis"
