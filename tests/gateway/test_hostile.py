@@ -403,9 +403,10 @@ async def test_binary_frames_are_paced_like_any_message(
         await server.stop()
 
 
-async def _pongs(ws: Any, into: list[tuple[float, bytes]]) -> None:
+async def _received(ws: Any, kind: WSMsgType, into: list[tuple[float, Any]]) -> None:
+    """Append each message of ``kind`` the client gets, with its arrival time."""
     async for msg in ws:
-        if msg.type == WSMsgType.PONG:
+        if msg.type == kind:
             into.append((time.monotonic(), msg.data))
 
 
@@ -424,7 +425,7 @@ async def test_pings_and_pongs_are_paced_like_any_message(
             f"{server.base}/ws?token={token('auditor', 'pinger')}", autoping=False
         )
         pongs: list[tuple[float, bytes]] = []
-        reading = asyncio.ensure_future(_pongs(ws, pongs))
+        reading = asyncio.ensure_future(_received(ws, WSMsgType.PONG, pongs))
         started = time.monotonic()
         for i in range(20):
             await (ws.ping if kind == "ping" else ws.pong)(b"%d" % i)
@@ -453,19 +454,14 @@ async def test_the_heartbeat_closes_only_the_socket_that_does_not_answer(
 ) -> None:
     """With pings answered by the gateway itself (not aiohttp's autoping), the heartbeat
     still holds (docs/PROTOCOL.md): a client that answers the server's pings stays
-    connected, one that never answers is closed after half the interval."""
+    connected, one that never answers is closed half an interval after the ping it left
+    unanswered."""
     server = await start_server(redis_server.url, night_doc(org), heartbeat_seconds=0.4)
     try:
         url = f"{server.base}/ws?token={token('auditor', 'beat')}"
         answering = await server.session.ws_connect(url)  # aiohttp answers in receive()
-        texts: list[str] = []
-
-        async def read_answering() -> None:
-            async for msg in answering:
-                if msg.type == WSMsgType.TEXT:
-                    texts.append(msg.data)
-
-        reading = asyncio.ensure_future(read_answering())
+        texts: list[tuple[float, str]] = []
+        reading = asyncio.ensure_future(_received(answering, WSMsgType.TEXT, texts))
         silent = await server.session.ws_connect(url, autoping=False)
         pings: list[bytes] = []
         started = time.monotonic()
@@ -481,7 +477,7 @@ async def test_the_heartbeat_closes_only_the_socket_that_does_not_answer(
             if texts:
                 break
             await asyncio.sleep(0.05)
-        assert json.loads(texts[-1])["re"] == "alive"
+        assert json.loads(texts[-1][1])["re"] == "alive"
         reading.cancel()
         await answering.close()
     finally:
