@@ -56,6 +56,7 @@ from services.gateway.transport import (
     post_command,
     websocket,
 )
+from services.gateway.view_pacing import VIEW_TURNS, ViewTurns, paced_view
 from services.runtime import Runtime
 
 
@@ -70,6 +71,7 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
         settings.principal_in_flight, settings.principal_rate, settings.principal_burst
     )
     app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
+    app[VIEW_TURNS] = ViewTurns()
     app[DUE_WRITES] = DueWrites()
     # An actor's batch answered: its replies go out in this turn (transport.DueWrites).
     runtime.after_batch.append(app[DUE_WRITES].write)
@@ -88,27 +90,27 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
         app.cleanup_ctx.append(lifecycle)
 
     app.router.add_get("/ws", websocket)
-    app.router.add_post("/api/commands", authenticated(post_command))
-    app.router.add_get("/api/tables", authenticated(get_tables))
-    app.router.add_get("/api/tables/{id}", authenticated(get_table))
-    app.router.add_get("/api/tables/{id}/rounds/{n}", authenticated(get_round))
-    app.router.add_get("/api/bankrolls", authenticated(get_bankrolls))
-    app.router.add_get("/api/bankrolls/players/{id}", authenticated(get_player_bankroll))
-    app.router.add_get("/api/bankrolls/tables/{id}", authenticated(get_table_bankroll))
-    app.router.add_get("/api/raffles", authenticated(get_raffles))
-    app.router.add_get("/api/raffles/{id}", authenticated(get_raffle))
+    app.router.add_post("/api/commands", authenticated(post_command))  # paces itself
+    app.router.add_get("/api/tables", paced_view(get_tables))
+    app.router.add_get("/api/tables/{id}", paced_view(get_table))
+    app.router.add_get("/api/tables/{id}/rounds/{n}", paced_view(get_round))
+    app.router.add_get("/api/bankrolls", paced_view(get_bankrolls))
+    app.router.add_get("/api/bankrolls/players/{id}", paced_view(get_player_bankroll))
+    app.router.add_get("/api/bankrolls/tables/{id}", paced_view(get_table_bankroll))
+    app.router.add_get("/api/raffles", paced_view(get_raffles))
+    app.router.add_get("/api/raffles/{id}", paced_view(get_raffle))
     # Bell jar deals: the flare for everyone, the ledger for staff (docs/PROTOCOL.md).
-    app.router.add_get("/api/deals", authenticated(get_deals))
-    app.router.add_get("/api/deals/{id}", authenticated(get_deal))
-    app.router.add_get("/api/deals/{id}/flare", authenticated(get_deal_flare))
-    app.router.add_get("/api/streams/{stream}/events", authenticated(get_stream_events))
-    app.router.add_get("/api/control-sheets", authenticated(get_control_sheets))
-    app.router.add_get("/api/control-sheets/{id}", authenticated(get_control_sheet))
-    app.router.add_get("/api/bell-jars/deals", authenticated(get_bell_jar_deals))
-    app.router.add_get("/api/bell-jars/deals/{id}", authenticated(get_bell_jar_deal))
-    app.router.add_get("/api/bell-jars/quarters/{quarter}", authenticated(get_bell_jar_quarter))
-    app.router.add_get("/api/reports", authenticated(get_reports))
-    app.router.add_get("/api/reports/{form}/{file}", authenticated(get_report_file))
+    app.router.add_get("/api/deals", paced_view(get_deals))
+    app.router.add_get("/api/deals/{id}", paced_view(get_deal))
+    app.router.add_get("/api/deals/{id}/flare", paced_view(get_deal_flare))
+    app.router.add_get("/api/streams/{stream}/events", paced_view(get_stream_events))
+    app.router.add_get("/api/control-sheets", paced_view(get_control_sheets))
+    app.router.add_get("/api/control-sheets/{id}", paced_view(get_control_sheet))
+    app.router.add_get("/api/bell-jars/deals", paced_view(get_bell_jar_deals))
+    app.router.add_get("/api/bell-jars/deals/{id}", paced_view(get_bell_jar_deal))
+    app.router.add_get("/api/bell-jars/quarters/{quarter}", paced_view(get_bell_jar_quarter))
+    app.router.add_get("/api/reports", paced_view(get_reports))
+    app.router.add_get("/api/reports/{form}/{file}", paced_view(get_report_file))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

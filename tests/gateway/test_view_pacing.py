@@ -1,0 +1,297 @@
+"""The HTTP views paced per principal (services/gateway/view_pacing.py), against a real
+server: a client fetching views in a loop slows down only itself."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+import time
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from services.gateway import read_api
+from services.gateway import transport as gateway
+from services.gateway.view_pacing import VIEW_COST_BYTES, VIEW_TURNS
+from services.store.embedded import EmbeddedRedis
+from tests.conftest import night_doc
+from tests.support import LiveServer, start_server, token
+
+AUDITOR = ("auditor", "a-1")
+CAGE_EVENTS = "/api/streams/cage/events?limit=10000"
+
+# A second process that keeps 16 GETs of one view going for as long as it runs; it
+# prints a line once the first is answered.
+FLOODER = r"""
+import asyncio, sys
+import aiohttp
+
+async def main(url, tok):
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {tok}"}) as s:
+        async def one():
+            while True:
+                async with s.get(url) as r:
+                    await r.read()
+                if not said:
+                    said.append(print("answered", flush=True))
+        await asyncio.gather(*(one() for _ in range(16)))
+
+said = []
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def cage_events(server: LiveServer, n: int) -> None:
+    """``n`` chip purchases in the cage's stream, a hundred at a time."""
+    cashier = await server.connect(token("cashier"))
+    for start in range(0, n, 100):
+        replies = await asyncio.gather(
+            *(
+                cashier.cmd("buy_chips", player=f"p-{i % 7}", amount=100)
+                for i in range(start, min(n, start + 100))
+            )
+        )
+        assert all(r["ok"] for r in replies)
+
+
+async def timed_get(server: LiveServer, path: str, tok: str) -> tuple[int, Any, float]:
+    started = time.monotonic()
+    status, body = await server.get(path, tok)
+    return status, body, time.monotonic() - started
+
+
+async def test_a_page_of_events_is_read_in_parts_and_whole(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A page of several parts (100 events each) holds every event after ``since`` in
+    order, with no gap and none twice, on a stream and on the org log."""
+    server = await start_server(redis_server.url, night_doc(org))
+    try:
+        await cage_events(server, 620)
+        auditor = token(*AUDITOR)
+        status, body = await server.get("/api/streams/cage/events?since=7&limit=600", auditor)
+        assert status == 200
+        assert [e["seq"] for e in body["events"]] == list(range(8, 608))
+        status, rest = await server.get("/api/streams/cage/events?since=607", auditor)
+        assert [e["seq"] for e in rest["events"]] == list(range(608, 621))
+        status, log = await server.get("/api/streams/log/events?limit=10000", auditor)
+        ids = [e["log_id"] for e in log["events"]]
+        assert len(ids) == len(set(ids)) and len(ids) >= 620
+        status, tail = await server.get(f"/api/streams/log/events?since={ids[99]}", auditor)
+        assert [e["log_id"] for e in tail["events"]] == ids[100:]
+    finally:
+        await server.stop()
+
+
+async def test_a_principal_at_its_in_flight_limit_gets_busy_and_others_do_not(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """With two in flight (one waiting for its token, one for its turn) a third view of
+    the same principal gets 429 ``busy`` with a Retry-After, at once; another principal's
+    view is answered meanwhile; the two waiting views are answered in the end."""
+    server = await start_server(
+        redis_server.url,
+        night_doc(org),
+        principal_in_flight=2,
+        principal_rate=1.0,
+        principal_burst=1,
+    )
+    try:
+        auditor = token(*AUDITOR)
+        assert (await server.get("/api/tables", auditor))[0] == 200  # spends its one token
+        waiting = [
+            asyncio.ensure_future(timed_get(server, "/api/tables", auditor)) for _ in range(2)
+        ]
+        await asyncio.sleep(0.2)
+        assert server.runner.app[VIEW_TURNS].waiting(AUDITOR) == 2
+        async with server.session.get(
+            server.base + "/api/tables", headers={"Authorization": f"Bearer {auditor}"}
+        ) as r:
+            assert r.status == 429
+            assert int(r.headers["Retry-After"]) >= 1
+            assert (await r.json())["error"]["code"] == "busy"
+        other = await timed_get(server, "/api/tables", token("auditor", "a-2"))
+        assert other[0] == 200 and other[2] < 0.5  # not behind a-1's two
+        answered = await asyncio.gather(*waiting)
+        assert [a[0] for a in answered] == [200, 200]
+        # One token a second: the first waited about one, the second two.
+        assert sorted(a[2] for a in answered)[1] >= 1.5
+        assert server.runner.app[VIEW_TURNS].waiting(AUDITOR) == 0
+        assert server.runner.app[gateway.SLOTS].in_flight(AUDITOR) == 0
+    finally:
+        await server.stop()
+
+
+async def test_a_view_costs_its_size_and_its_principal_pays_after(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A page of 600 events costs a token per 4 KiB: its principal then owes what its
+    burst does not cover (its next message waits for that), while a principal that did not
+    read it owes none."""
+    server = await start_server(redis_server.url, night_doc(org), principal_burst=10)
+    try:
+        await cage_events(server, 600)
+        async with server.session.get(
+            server.base + CAGE_EVENTS, headers={"Authorization": f"Bearer {token(*AUDITOR)}"}
+        ) as r:
+            size = len(await r.read())
+        cost = size // VIEW_COST_BYTES
+        assert cost > 40  # the page is large enough to owe for
+        slots = server.runner.app[gateway.SLOTS]
+        owed_seconds = slots.reserve(AUDITOR, 0.0)
+        # Burst 10, one token to start, then the cost; at most 20 ms refilled (10 tokens)
+        # between the charge and this look.
+        assert owed_seconds * 500 >= cost + 1 - 10 - 10
+        assert slots.reserve(("auditor", "a-2"), 0.0) == 0.0
+    finally:
+        await server.stop()
+
+
+@pytest.mark.timeout(120)
+async def test_a_view_flood_from_another_process_leaves_others_commands_alone(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A process keeps 16 GETs of a 1,500-event page going (megabytes each): another
+    client's commands are answered at their usual pace meanwhile. (Before the views were
+    paced, each of those commands waited for the whole flood's pages to be built: a few
+    dozen got through in three seconds.)"""
+    server = await start_server(redis_server.url, night_doc(org))
+    try:
+        await cage_events(server, 1500)
+        good = await server.connect(token("auditor", "good"))
+        flooder = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            FLOODER,
+            server.base + CAGE_EVENTS,
+            token(*AUDITOR),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert flooder.stdout is not None
+            first = await asyncio.wait_for(flooder.stdout.readline(), 30)
+            assert first == b"answered\n"
+            await asyncio.sleep(0.2)  # its 16 GETs are all sent by now
+            answered = 0
+            slowest = 0.0
+            end = time.monotonic() + 3.0
+            while time.monotonic() < end:
+                started = time.monotonic()
+                reply = await good.send({"op": "no_such_op", "id": f"g-{answered}"})
+                assert reply["error"]["code"] == "bad_request"
+                slowest = max(slowest, time.monotonic() - started)
+                answered += 1
+                await asyncio.sleep(0.005)
+        finally:
+            flooder.kill()
+            await flooder.wait()
+        assert answered >= 200, (answered, slowest)
+        assert slowest < 1.0
+    finally:
+        await server.stop()
+
+
+async def test_a_view_whose_client_hung_up_while_waiting_is_not_built(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A view waiting for its principal's tokens when its client closes the connection is
+    dropped at its turn: the principal does not pay for a page nobody receives."""
+    filler = await start_server(redis_server.url, night_doc(org))
+    try:
+        await cage_events(filler, 600)
+    finally:
+        await filler.stop()
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_rate=20.0, principal_burst=1
+    )
+    try:
+        headers = {"Authorization": f"Bearer {token(*AUDITOR)}"}
+        async with server.session.get(server.base + CAGE_EVENTS, headers=headers) as r:
+            cost = len(await r.read()) // VIEW_COST_BYTES
+        assert cost > 40  # owed: about two seconds at 20 tokens a second
+        slots = server.runner.app[gateway.SLOTS]
+        owed = slots.reserve(AUDITOR, 0.0)
+        abandoned = asyncio.ensure_future(
+            server.session.get(server.base + CAGE_EVENTS, headers=headers)
+        )
+        await asyncio.sleep(0.3)
+        assert server.runner.app[VIEW_TURNS].waiting(AUDITOR) == 1
+        abandoned.cancel()  # the client gives up and closes its connection
+        with pytest.raises(asyncio.CancelledError):
+            await abandoned
+        await asyncio.sleep(owed + 0.5)  # its turn has come and gone
+        assert server.runner.app[VIEW_TURNS].waiting(AUDITOR) == 0
+        # It took its one token, not the page's cost again.
+        assert slots.reserve(AUDITOR, 0.0) < 0.5
+    finally:
+        await server.stop()
+
+
+async def test_a_client_that_never_reads_a_streamed_page_is_cut_off(
+    redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that asks for a large page of events and reads none of it holds its turn
+    only until a part has waited the stall limit (here 1 s): then its connection is
+    aborted, and its principal's next view is answered."""
+    monkeypatch.setattr(read_api, "CATCH_UP_STALL_SECONDS", 1.0)
+    server = await start_server(redis_server.url, night_doc(org), principal_burst=1)
+    try:
+        await cage_events(server, 1500)
+        # A first page leaves the principal owing a few tenths of a second, so the next
+        # one waits: time to give its connection a small send buffer, as a slow network
+        # would (else the kernel would take the whole page).
+        assert (await server.get(CAGE_EVENTS, token(*AUDITOR)))[0] == 200
+        loop = asyncio.get_running_loop()
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", int(server.base.rsplit(":", 1)[1])))
+        request = (
+            f"GET {CAGE_EVENTS} HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {token(*AUDITOR)}\r\n\r\n"
+        )
+        await loop.sock_sendall(sock, request.encode())
+        mine = sock.getsockname()
+        assert server.runner.server is not None
+        deadline = time.monotonic() + 5
+        while not (server_side := _server_socket(server.runner.server, mine)):
+            if time.monotonic() > deadline:
+                raise AssertionError("the client's connection is not among the server's")
+            await asyncio.sleep(0.01)
+        server_side.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        try:
+            turns = server.runner.app[VIEW_TURNS]
+            await asyncio.sleep(0.6)
+            assert turns.waiting(AUDITOR) == 1  # stuck writing a part nobody reads
+            deadline = time.monotonic() + 10
+            while turns.waiting(AUDITOR):
+                if time.monotonic() > deadline:
+                    raise AssertionError("the stalled view never let go of its turn")
+                await asyncio.sleep(0.05)
+            status, body = await server.get("/api/tables", token(*AUDITOR))
+            assert status == 200 and body["tables"]
+            # What the client can still read ends before the page does.
+            received = b""
+            with contextlib.suppress(ConnectionError):
+                while chunk := await asyncio.wait_for(loop.sock_recv(sock, 65536), 5):
+                    received += chunk
+            assert received.startswith(b"HTTP/1.1 200")
+            assert not received.endswith(b"]}\r\n0\r\n\r\n")
+        finally:
+            sock.close()
+    finally:
+        await server.stop()
+
+
+def _server_socket(web_server: web.Server, peer: tuple[str, int]) -> socket.socket | None:
+    """The server's socket of the connection from ``peer`` (None until it is accepted)."""
+    for handler in web_server.connections:
+        transport = handler.transport
+        if transport is not None and transport.get_extra_info("peername") == peer:
+            found: socket.socket = transport.get_extra_info("socket")
+            return found
+    return None
