@@ -8,8 +8,8 @@ each. The figure is the good player's p99 with the flooder over its p99 without 
 ``soak``: while a good player bets as above, hostile sockets abuse the server for a while:
 a socket that never reads sends 300 subscribes to a 5,000-event stream every 2 s, another
 sends cheap requests it never reads the replies of (reconnecting when dropped), a player
-floods a table as above, a client sends lone surrogates and 1,500-level JSON, and another
-floods pings. The
+floods a table as above, a client sends lone surrogates and 1,500-level JSON, another
+floods pings, and one keeps 16 GETs of the long stream's page going. The
 server's RSS is sampled before, during and after (once the abusive sockets are closed and
 the flooded round, whose acknowledged bets the table holds until then, is settled).
 """
@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import random
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -344,6 +345,59 @@ class PingFlood:
 PING_CHUNK = 10_000
 
 
+class ViewFlood:
+    """``VIEW_FLOOD_GETS`` GETs of a long stream's whole page of events (megabytes each) kept
+    going at once by one principal, from a process of its own (reading megabytes a second
+    would take the bench's CPU from the good player): before views were paced, building
+    them held the event loop for everyone."""
+
+    def __init__(self, port: int, stream: str) -> None:
+        self.url = f"http://127.0.0.1:{port}/api/streams/{stream}/events?limit=10000"
+        self.answered: dict[str, int] = {}
+        self.bytes = 0
+
+    async def run(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            VIEW_FLOODER,
+            self.url,
+            token("auditor", "viewer"),
+            str(VIEW_FLOOD_GETS),
+            str(max(0.0, until - loop.time())),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        out, _ = await proc.communicate()
+        counts = json.loads(out)
+        self.bytes = counts.pop("bytes")
+        self.answered = counts
+
+
+VIEW_FLOODER = r"""
+import asyncio, json, sys
+import aiohttp
+
+async def main(url, tok, gets, seconds):
+    counts = {"bytes": 0}
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {tok}"}) as s:
+        async def one():
+            while True:
+                async with s.get(url) as r:
+                    counts["bytes"] += len(await r.read())
+                    counts[str(r.status)] = counts.get(str(r.status), 0) + 1
+        # The GETs still waiting at the end are dropped, as a client that gives up would.
+        try:
+            await asyncio.wait_for(asyncio.gather(*(one() for _ in range(gets))), seconds)
+        except TimeoutError:
+            pass
+    print(json.dumps(counts))
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))
+"""
+VIEW_FLOOD_GETS = 16
+
+
 class Garbage:
     """Lone surrogates, 1,500-level JSON and 60 KiB-wide JSON, twenty of each a second."""
 
@@ -408,13 +462,16 @@ async def soak(quick: bool) -> list[Result]:
         clients += [f.ws for f in flooders]
         loop = asyncio.get_running_loop()
         until = loop.time() + seconds
-        storm, unread, garbage, pings = (
+        storm, unread, garbage, pings, views = (
             Storm(server.port, "table:long-1"),
             Unread(server.port),
             Garbage(server.port),
             PingFlood(server.port),
+            ViewFlood(server.port, "table:long-1"),
         )
-        progress(f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage, pings)")
+        progress(
+            f"soak: abuse for {seconds:.0f} s (storm, unread replies, flood, garbage, pings, views)"
+        )
         for f in flooders:
             f.start()
         samples: list[float] = []
@@ -424,7 +481,9 @@ async def soak(quick: bool) -> list[Result]:
                 samples.append(rss_mib(server.pid))
                 await asyncio.sleep(0.25)
 
-        tasks = [asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage, pings)]
+        tasks = [
+            asyncio.ensure_future(t.run(until)) for t in (storm, unread, garbage, pings, views)
+        ]
         tasks.append(asyncio.ensure_future(sample()))
         during_latencies = await good.bet_for(seconds - 1.0)
         await gather_all(*tasks)
@@ -449,6 +508,8 @@ async def soak(quick: bool) -> list[Result]:
         f" {FLOOD_WINDOW} bets in flight; lone surrogates, 1,500-level and 60 KiB-wide JSON"
         f" from one player (replies"
         f" {garbage.codes}); {pings.sent:,} pings written by a socket reading its pongs;"
+        f" {VIEW_FLOOD_GETS} GETs of the {STORM_EVENTS:,}-event page kept going by one"
+        f" principal (answers {views.answered}, {views.bytes / 2**20:.0f} MiB);"
         f" RSS before {rss_before:.0f} MiB, max during {rss_during:.0f} MiB,"
         f" after {rss_after:.0f} MiB; good p99 quiet {quiet:.1f} ms, during {during:.1f} ms,"
         f" after {after:.1f} ms; good errors {good.errors or 'none'}"
