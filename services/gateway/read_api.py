@@ -37,6 +37,7 @@ from services.gateway.transport import (
     RUNTIME,
     encode,
     forbidden,
+    json_view,
 )
 from services.tables.view import table_view
 
@@ -48,7 +49,7 @@ async def get_tables(request: web.Request, who: Principal) -> web.Response:
         await runtime.supervisor.refresh(table_stream(spec.id))
         state = runtime.supervisor.table_state(spec.id)
         views.append(table_view(state))
-    return web.json_response({"tables": views})
+    return json_view({"tables": views})
 
 
 async def get_table(request: web.Request, who: Principal) -> web.Response:
@@ -59,15 +60,15 @@ async def get_table(request: web.Request, who: Principal) -> web.Response:
         await runtime.supervisor.refresh(table_stream(table))
     state = runtime.supervisor.table_state(table)
     if state is None:
-        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
-    return web.json_response(table_view(state))
+        return json_view(error_reply("unknown_table", "no such table"), status=404)
+    return json_view(table_view(state))
 
 
 async def get_bankrolls(request: web.Request, who: Principal) -> web.Response:
     if who.role not in MONEY_READERS:
         return forbidden("bankrolls are for auditors, ops and cashiers")
     b = request.app[RUNTIME].bankrolls
-    return web.json_response(
+    return json_view(
         {
             "organization": b.organization,
             "occasions": b.occasions,
@@ -83,8 +84,8 @@ async def get_player_bankroll(request: web.Request, who: Principal) -> web.Respo
         return forbidden("a player reads only their own bankroll")
     b = request.app[RUNTIME].bankrolls
     if player not in b.players:
-        return web.json_response(error_reply("unknown_player", "no such player"), status=404)
-    return web.json_response({"player": player, **b.players[player]})
+        return json_view(error_reply("unknown_player", "no such player"), status=404)
+    return json_view({"player": player, **b.players[player]})
 
 
 async def get_table_bankroll(request: web.Request, who: Principal) -> web.Response:
@@ -93,11 +94,11 @@ async def get_table_bankroll(request: web.Request, who: Principal) -> web.Respon
         return forbidden("table totals are for its dealers, auditors, ops and cashiers")
     runtime = request.app[RUNTIME]
     if runtime.night.table(table) is None:
-        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+        return json_view(error_reply("unknown_table", "no such table"), status=404)
     totals = runtime.bankrolls.tables.get(
         table, dict.fromkeys(("handle", "paid_out", "house_win", "rounds", "bets"), 0)
     )
-    return web.json_response({"table": table, **totals})
+    return json_view({"table": table, **totals})
 
 
 async def get_control_sheets(request: web.Request, who: Principal) -> web.Response:
@@ -105,7 +106,7 @@ async def get_control_sheets(request: web.Request, who: Principal) -> web.Respon
     if who.role not in CONTROL_SHEET_READERS:
         return forbidden("control sheets are for auditors, ops and members in charge")
     sheets = request.app[RUNTIME].control_sheets.all_sheets()
-    return web.json_response({"control_sheets": sheets})
+    return json_view({"control_sheets": sheets})
 
 
 async def get_control_sheet(request: web.Request, who: Principal) -> web.Response:
@@ -115,22 +116,22 @@ async def get_control_sheet(request: web.Request, who: Principal) -> web.Respons
         return forbidden("a control sheet is for its dealers, auditors, ops, members in charge")
     sheet = request.app[RUNTIME].control_sheets.sheet(table)
     if sheet is None:
-        return web.json_response(
+        return json_view(
             error_reply("unknown_table", "no merchandise wheel of that id"), status=404
         )
-    return web.json_response(sheet)
+    return json_view(sheet)
 
 
 async def get_raffles(request: web.Request, who: Principal) -> web.Response:
     """Every raffle as the raffle projection has it (any role: no personal data)."""
-    return web.json_response({"raffles": request.app[RUNTIME].raffles.views()})
+    return json_view({"raffles": request.app[RUNTIME].raffles.views()})
 
 
 async def get_raffle(request: web.Request, who: Principal) -> web.Response:
     view = request.app[RUNTIME].raffles.view(request.match_info["id"])
     if view is None:
-        return web.json_response(error_reply("unknown_raffle", "no such raffle"), status=404)
-    return web.json_response(view)
+        return json_view(error_reply("unknown_raffle", "no such raffle"), status=404)
+    return json_view(view)
 
 
 async def _deal_states(request: web.Request) -> list[Any]:
@@ -152,9 +153,9 @@ async def get_deals(request: web.Request, who: Principal) -> web.Response:
     supervisor = request.app[RUNTIME].supervisor
     states = await _deal_states(request)
     if who.role in DEAL_READERS:
-        return web.json_response({"deals": [staff_view(s, supervisor.deal_state) for s in states]})
+        return json_view({"deals": [staff_view(s, supervisor.deal_state) for s in states]})
     flares = [flare_view(s) for s in states if shown_to_players(s, supervisor.deal_state)]
-    return web.json_response({"deals": flares})
+    return json_view({"deals": flares})
 
 
 async def _one_deal(request: web.Request) -> Any:
@@ -175,8 +176,8 @@ async def get_deal(request: web.Request, who: Principal) -> web.Response:
         return forbidden("a deal's ledger is for sellers, members in charge, auditors and ops")
     state = await _one_deal(request)
     if state is None:
-        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
-    return web.json_response(staff_view(state, request.app[RUNTIME].supervisor.deal_state))
+        return json_view(error_reply("unknown_deal", "no such deal"), status=404)
+    return json_view(staff_view(state, request.app[RUNTIME].supervisor.deal_state))
 
 
 async def get_deal_flare(request: web.Request, who: Principal) -> web.Response:
@@ -187,8 +188,8 @@ async def get_deal_flare(request: web.Request, who: Principal) -> web.Response:
     if state is None or (
         who.role not in DEAL_READERS and not shown_to_players(state, supervisor.deal_state)
     ):
-        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
-    return web.json_response(flare_view(state))
+        return json_view(error_reply("unknown_deal", "no such deal"), status=404)
+    return json_view(flare_view(state))
 
 
 BELL_JAR_REPORT_READERS = frozenset({"member_in_charge", "auditor", "ops"})
@@ -202,7 +203,7 @@ async def get_bell_jar_deals(request: web.Request, who: Principal) -> web.Respon
     if who.role not in BELL_JAR_REPORT_READERS:
         return forbidden("bell jar reports are for members in charge, auditors and ops")
     bell_jars = request.app[RUNTIME].bell_jars
-    return web.json_response(
+    return json_view(
         {"deals": bell_jars.views(), "unknown_deal_anomalies": bell_jars.unknown_anomalies()}
     )
 
@@ -213,8 +214,8 @@ async def get_bell_jar_deal(request: web.Request, who: Principal) -> web.Respons
         return forbidden("bell jar reports are for members in charge, auditors and ops")
     view = request.app[RUNTIME].bell_jars.view(request.match_info["id"])
     if view is None:
-        return web.json_response(error_reply("unknown_deal", "no such deal"), status=404)
-    return web.json_response(view)
+        return json_view(error_reply("unknown_deal", "no such deal"), status=404)
+    return json_view(view)
 
 
 async def get_bell_jar_quarter(request: web.Request, who: Principal) -> web.Response:
@@ -224,11 +225,11 @@ async def get_bell_jar_quarter(request: web.Request, who: Principal) -> web.Resp
         return forbidden("bell jar reports are for members in charge, auditors and ops")
     parsed = parse_quarter(request.match_info["quarter"])
     if parsed is None:
-        return web.json_response(
+        return json_view(
             error_reply("bad_request", "a quarter is YYYY-Qn: a year 1970-9998, n 1 to 4"),
             status=400,
         )
-    return web.json_response(request.app[RUNTIME].bell_jars.quarter(*parsed))
+    return json_view(request.app[RUNTIME].bell_jars.quarter(*parsed))
 
 
 PAGE_PART = 100
@@ -253,7 +254,7 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.StreamR
         if limit <= 0:
             raise ValueError
     except ValueError:
-        return web.json_response(error_reply("bad_request", "limit must be 1..10000"), status=400)
+        return json_view(error_reply("bad_request", "limit must be 1..10000"), status=400)
 
     async def log_entries(after: Any, n: int) -> list[Envelope]:
         return [decode(raw, log_id) for log_id, raw in await store.log_raw(after, n)]
@@ -266,14 +267,12 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.StreamR
             parts = _parts(request, log_entries, _log_id, since_log_id(since), limit)
         else:
             if stream not in runtime.supervisor.actors:
-                return web.json_response(
-                    error_reply("unknown_stream", "no such stream"), status=404
-                )
+                return json_view(error_reply("unknown_stream", "no such stream"), status=404)
             seq = since_seq(int(since) if since.isascii() and since.isdigit() else -1)
             parts = _parts(request, stream_events, _seq, seq, limit)
         first = await anext(parts, b"")  # a store that fails here gets a plain 500
     except ProtocolError as e:
-        return web.json_response(error_reply(e.code, e.message), status=400)
+        return json_view(error_reply(e.code, e.message), status=400)
     response = web.StreamResponse()
     response.content_type = "application/json"
     response.charset = "utf-8"
@@ -337,7 +336,7 @@ async def _sent(request: web.Request, response: web.StreamResponse, chunk: bytes
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"status": "ok"})
+    return json_view({"status": "ok"})
 
 
 async def readyz(request: web.Request) -> web.Response:
@@ -346,10 +345,10 @@ async def readyz(request: web.Request) -> web.Response:
         await runtime.store.redis.ping()
         caught_up = await runtime.runner.caught_up()
     except Exception as e:
-        return web.json_response({"ready": False, "reason": f"event store: {e}"}, status=503)
+        return json_view({"ready": False, "reason": f"event store: {e}"}, status=503)
     if not caught_up:
-        return web.json_response({"ready": False, "reason": "projections catching up"}, status=503)
-    return web.json_response({"ready": True})
+        return json_view({"ready": False, "reason": "projections catching up"}, status=503)
+    return json_view({"ready": True})
 
 
 async def metrics(request: web.Request) -> web.Response:

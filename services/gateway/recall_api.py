@@ -8,7 +8,7 @@ from aiohttp import web
 from services.actor import error_reply
 from services.aggregates import table_stream
 from services.gateway.auth import Principal
-from services.gateway.transport import RUNTIME, forbidden
+from services.gateway.transport import RUNTIME, forbidden, json_view
 from services.recall import RecallTooCostly, parse_round_number, read_round, recall_round
 
 RECALL_READERS = frozenset({"auditor", "ops", "member_in_charge"})
@@ -34,20 +34,20 @@ async def get_round(request: web.Request, who: Principal) -> web.Response:
         return forbidden("a round's recall is for auditors, ops, members in charge and its dealers")
     head = (await runtime.store.head(table_stream(table))).version
     if head == 0:
-        return web.json_response(error_reply("unknown_table", "no such table"), status=404)
+        return json_view(error_reply("unknown_table", "no such table"), status=404)
     number = parse_round_number(request.match_info["n"])
     if number is None:
-        return web.json_response(
+        return json_view(
             error_reply("bad_request", "a round number is a whole number from 1"), status=400
         )
     try:
         span = await read_round(runtime.store, table, number, head)
     except RecallTooCostly as e:
-        return web.json_response(error_reply("unavailable", str(e)), status=503)
+        return json_view(error_reply("unavailable", str(e)), status=503)
     if span is None:
-        return web.json_response(
+        return json_view(
             error_reply("unknown_round", f"round {number} of {table} was not played"), status=404
         )
     recalled = recall_round(table, number, span.events, span.opened)
     recalled["complete"] = not span.cut_short
-    return web.json_response(recalled)
+    return json_view(recalled)

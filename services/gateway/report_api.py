@@ -11,7 +11,7 @@ from aiohttp import web
 
 from services.actor import error_reply
 from services.gateway.auth import Principal
-from services.gateway.transport import RUNTIME, forbidden
+from services.gateway.transport import RUNTIME, forbidden, json_view
 from services.reports import catalog
 from services.reports.due import local_date
 from services.reports.form import to_csv, to_pdf
@@ -31,7 +31,7 @@ async def get_reports(request: web.Request, who: Principal) -> web.Response:
     runtime = request.app[RUNTIME]
     today = local_date(time.time_ns() // 1_000_000, runtime.night.timezone)
     due = catalog.due_reports(runtime.report_inputs(), today)
-    return web.json_response({"today": today.isoformat(), "reports": [r.view() for r in due]})
+    return json_view({"today": today.isoformat(), "reports": [r.view() for r in due]})
 
 
 async def get_report_file(request: web.Request, who: Principal) -> web.Response:
@@ -42,18 +42,18 @@ async def get_report_file(request: web.Request, who: Principal) -> web.Response:
     form = request.match_info["form"]
     key, _dot, kind = request.match_info["file"].rpartition(".")
     if kind not in FILE_TYPES or not key:
-        return web.json_response(
+        return json_view(
             error_reply("bad_request", "a form's file is <key>.csv or <key>.pdf"), status=400
         )
     try:
         filled = catalog.build(request.app[RUNTIME].report_inputs(), form, key)
     except catalog.UnknownForm:
         names = ", ".join(e.form for e in catalog.CATALOG)
-        return web.json_response(
+        return json_view(
             error_reply("unknown_form", f"no form {form!r}; forms: {names}"), status=404
         )
     except catalog.UnknownReport:
-        return web.json_response(
+        return json_view(
             error_reply("unknown_report", f"{form} has no instance {key!r}"), status=404
         )
     if kind == "csv":

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from services.actor import error_reply
 from services.gateway.auth import AuthError, Principal
-from services.gateway.transport import SLOTS, principal_of, unauthorized
+from services.gateway.transport import SLOTS, json_view, principal_of, unauthorized
 
 VIEW_COST_BYTES = 4096
 """A view costs its principal one token (of ``principal_rate``'s 500 a second) per this
@@ -95,7 +95,7 @@ def busy_view(retry_after: float) -> web.Response:
         "busy", "this client has too many commands and views in flight; retry after a while"
     )
     headers = {"Retry-After": str(max(1, math.ceil(retry_after)))}
-    return web.json_response(body, status=429, headers=headers)
+    return json_view(body, status=429, headers=headers)
 
 
 def paced_view(handler: ViewHandler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
