@@ -103,7 +103,10 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/api/deals", paced_view(get_deals))
     app.router.add_get("/api/deals/{id}", paced_view(get_deal))
     app.router.add_get("/api/deals/{id}/flare", paced_view(get_deal_flare))
-    app.router.add_get("/api/streams/{stream}/events", paced_view(get_stream_events))
+    # A page is streamed as it is read: a HEAD of it would get its body too (405 instead).
+    app.router.add_get(
+        "/api/streams/{stream}/events", paced_view(get_stream_events), allow_head=False
+    )
     app.router.add_get("/api/control-sheets", paced_view(get_control_sheets))
     app.router.add_get("/api/control-sheets/{id}", paced_view(get_control_sheet))
     app.router.add_get("/api/bell-jars/deals", paced_view(get_bell_jar_deals))

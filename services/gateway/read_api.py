@@ -39,6 +39,7 @@ from services.gateway.transport import (
     forbidden,
     json_view,
 )
+from services.gateway.view_pacing import StreamedView
 from services.tables.view import table_view
 
 
@@ -273,7 +274,7 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.StreamR
         first = await anext(parts, b"")  # a store that fails here gets a plain 500
     except ProtocolError as e:
         return json_view(error_reply(e.code, e.message), status=400)
-    response = web.StreamResponse()
+    response = StreamedView()
     response.content_type = "application/json"
     response.charset = "utf-8"
     await response.prepare(request)

@@ -35,11 +35,22 @@ Key = tuple[str, str]
 ViewHandler = Callable[[web.Request, Principal], Awaitable[web.StreamResponse]]
 
 
+class StreamedView(web.StreamResponse):
+    """A view sent as it is built (a page of stored events): it costs what it has written,
+    also when its client hangs up before the end."""
+
+    sent = 0
+
+    async def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.sent += len(data)
+        await super().write(data)
+
+
 def view_cost(response: web.StreamResponse) -> float:
     """The tokens a built view costs beyond the one it waited for: one per
-    :data:`VIEW_COST_BYTES` of its body (what a streamed view sent, else its body)."""
-    if response.prepared:
-        size = response.body_length
+    :data:`VIEW_COST_BYTES` of its body (what a streamed view wrote, else its body)."""
+    if isinstance(response, StreamedView):
+        size = response.sent
     elif isinstance(response, web.Response) and isinstance(response.body, bytes):
         size = len(response.body)
     else:

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -241,28 +242,8 @@ async def test_a_client_that_never_reads_a_streamed_page_is_cut_off(
     server = await start_server(redis_server.url, night_doc(org), principal_burst=1)
     try:
         await cage_events(server, 1500)
-        # A first page leaves the principal owing a few tenths of a second, so the next
-        # one waits: time to give its connection a small send buffer, as a slow network
-        # would (else the kernel would take the whole page).
-        assert (await server.get(CAGE_EVENTS, token(*AUDITOR)))[0] == 200
+        sock = await _slow_page_request(server)
         loop = asyncio.get_running_loop()
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.setblocking(False)
-        await loop.sock_connect(sock, ("127.0.0.1", int(server.base.rsplit(":", 1)[1])))
-        request = (
-            f"GET {CAGE_EVENTS} HTTP/1.1\r\nHost: x\r\n"
-            f"Authorization: Bearer {token(*AUDITOR)}\r\n\r\n"
-        )
-        await loop.sock_sendall(sock, request.encode())
-        mine = sock.getsockname()
-        assert server.runner.server is not None
-        deadline = time.monotonic() + 5
-        while not (server_side := _server_socket(server.runner.server, mine)):
-            if time.monotonic() > deadline:
-                raise AssertionError("the client's connection is not among the server's")
-            await asyncio.sleep(0.01)
-        server_side.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         try:
             turns = server.runner.app[VIEW_TURNS]
             await asyncio.sleep(0.6)
@@ -295,3 +276,76 @@ def _server_socket(web_server: web.Server, peer: tuple[str, int]) -> socket.sock
             found: socket.socket = transport.get_extra_info("socket")
             return found
     return None
+
+
+async def _slow_page_request(server: LiveServer) -> socket.socket:
+    """A raw connection that has asked for :data:`CAGE_EVENTS` as the auditor, whose server
+    side has a 4 KiB send buffer, as a slow network would give it (else the kernel would
+    take the whole page at once). A first page leaves the principal owing a few tenths of
+    a second (the server runs with a burst of 1), so this one waits for its turn: time to
+    set the buffer."""
+    assert (await server.get(CAGE_EVENTS, token(*AUDITOR)))[0] == 200
+    loop = asyncio.get_running_loop()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await loop.sock_connect(sock, ("127.0.0.1", int(server.base.rsplit(":", 1)[1])))
+    request = (
+        f"GET {CAGE_EVENTS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token(*AUDITOR)}\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, request.encode())
+    mine = sock.getsockname()
+    assert server.runner.server is not None
+    deadline = time.monotonic() + 5
+    while not (server_side := _server_socket(server.runner.server, mine)):
+        if time.monotonic() > deadline:
+            raise AssertionError("the client's connection is not among the server's")
+        await asyncio.sleep(0.01)
+    server_side.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    return sock
+
+
+async def test_a_page_cut_short_by_its_client_costs_what_was_sent(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """A client that reads most of a large page and hangs up before its end pays for
+    what the server wrote, not nothing: else reading near-whole pages in a loop would
+    never be paced."""
+    server = await start_server(redis_server.url, night_doc(org), principal_burst=1)
+    try:
+        await cage_events(server, 1500)
+        sock = await _slow_page_request(server)
+        loop = asyncio.get_running_loop()
+        received = 0
+        try:
+            while received < 400_000:
+                chunk = await asyncio.wait_for(loop.sock_recv(sock, 65536), 10)
+                assert chunk, "the page ended early"
+                received += len(chunk)
+        finally:
+            sock.close()
+        turns = server.runner.app[VIEW_TURNS]
+        deadline = time.monotonic() + 10
+        while turns.waiting(AUDITOR):
+            if time.monotonic() > deadline:
+                raise AssertionError("the abandoned page never ended")
+            await asyncio.sleep(0.02)
+        owed_tokens = server.runner.app[gateway.SLOTS].reserve(AUDITOR, 0.0) * 500
+        # At least what the client read, less a few tenths of a second of refill.
+        assert owed_tokens >= received // VIEW_COST_BYTES - 60, (owed_tokens, received)
+    finally:
+        await server.stop()
+
+
+async def test_a_head_of_a_page_is_refused_and_the_connection_goes_on(
+    server: LiveServer,
+) -> None:
+    """A page is streamed, so HEAD is not offered for it (405): its body would follow the
+    headers into the connection. The next request on the connection is answered."""
+    headers = {"Authorization": f"Bearer {token(*AUDITOR)}"}
+    async with aiohttp.ClientSession() as session:
+        async with session.head(server.base + CAGE_EVENTS, headers=headers) as r:
+            assert r.status == 405
+        async with session.get(server.base + CAGE_EVENTS, headers=headers) as r:
+            assert r.status == 200
+            assert (await r.json())["events"] == []
