@@ -278,13 +278,13 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.StreamR
     response.content_type = "application/json"
     response.charset = "utf-8"
     await response.prepare(request)
-    if not await _sent(request, response, b'{"stream":' + encode(stream) + b',"events":[' + first):
+    head = b'{"stream":' + encode(stream) + b',"events":['
+    if not await _sent(request, response.write(head + first)):
         return response
     async for part in parts:
-        if not await _sent(request, response, b"," + part):
+        if not await _sent(request, response.write(b"," + part)):
             return response
-    if await _sent(request, response, b"]}"):
-        await response.write_eof()
+    await _sent(request, response.write_eof(b"]}"))  # which drains too
     return response
 
 
@@ -322,11 +322,12 @@ def _log_id(env: Envelope) -> str | None:
     return env.log_id
 
 
-async def _sent(request: web.Request, response: web.StreamResponse, chunk: bytes) -> bool:
-    """Write ``chunk`` of a streamed view; False when its client is gone or took nothing
-    for :data:`CATCH_UP_STALL_SECONDS` (its connection is then aborted)."""
+async def _sent(request: web.Request, sending: Awaitable[None]) -> bool:
+    """Await ``sending`` (a write of a streamed view, which waits for the client to take
+    what is buffered); False when its client is gone or took nothing for
+    :data:`CATCH_UP_STALL_SECONDS` (its connection is then aborted)."""
     try:
-        await asyncio.wait_for(response.write(chunk), CATCH_UP_STALL_SECONDS)
+        await asyncio.wait_for(sending, CATCH_UP_STALL_SECONDS)
     except TimeoutError:
         if request.transport is not None:
             request.transport.abort()

@@ -473,10 +473,10 @@ class PrincipalSlots:
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
     def _forget_idle(self, now: float) -> None:
-        """Drop the buckets that have refilled (their principals were idle long enough)."""
-        full = self.burst / self.rate
-        for key, (_tokens, then) in list(self._buckets.items()):
-            if now - then >= full:
+        """Drop the buckets that have refilled (their principals were idle long enough);
+        a bucket still owing tokens (a large view's, say) is kept."""
+        for key, (tokens, then) in list(self._buckets.items()):
+            if tokens + (now - then) * self.rate >= self.burst:
                 del self._buckets[key]
 
     def full(self, key: tuple[str, str]) -> bool:

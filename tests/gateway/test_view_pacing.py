@@ -74,8 +74,13 @@ async def test_a_page_of_events_is_read_in_parts_and_whole(
     try:
         await cage_events(server, 620)
         auditor = token(*AUDITOR)
-        status, body = await server.get("/api/streams/cage/events?since=7&limit=600", auditor)
-        assert status == 200
+        async with server.session.get(
+            server.base + "/api/streams/cage/events?since=7&limit=600",
+            headers={"Authorization": f"Bearer {auditor}"},
+        ) as r:
+            assert r.status == 200
+            assert r.headers["Transfer-Encoding"] == "chunked"  # sent as it was read
+            body = await r.json()
         assert [e["seq"] for e in body["events"]] == list(range(8, 608))
         status, rest = await server.get("/api/streams/cage/events?since=607", auditor)
         assert [e["seq"] for e in rest["events"]] == list(range(608, 621))
@@ -83,6 +88,7 @@ async def test_a_page_of_events_is_read_in_parts_and_whole(
         ids = [e["log_id"] for e in log["events"]]
         assert len(ids) == len(set(ids)) and len(ids) >= 620
         status, tail = await server.get(f"/api/streams/log/events?since={ids[99]}", auditor)
+        assert status == 200
         assert [e["log_id"] for e in tail["events"]] == ids[100:]
     finally:
         await server.stop()
@@ -216,6 +222,15 @@ async def test_a_view_whose_client_hung_up_while_waiting_is_not_built(
         assert cost > 40  # owed: about two seconds at 20 tokens a second
         slots = server.runner.app[gateway.SLOTS]
         owed = slots.reserve(AUDITOR, 0.0)
+        reads: list[str] = []
+        store = server.runtime.store
+        read = store.read
+
+        async def counted(stream: str, *args: Any, **kwargs: Any) -> Any:
+            reads.append(stream)
+            return await read(stream, *args, **kwargs)
+
+        store.read = counted  # type: ignore[method-assign]
         abandoned = asyncio.ensure_future(
             server.session.get(server.base + CAGE_EVENTS, headers=headers)
         )
@@ -226,23 +241,37 @@ async def test_a_view_whose_client_hung_up_while_waiting_is_not_built(
             await abandoned
         await asyncio.sleep(owed + 0.5)  # its turn has come and gone
         assert server.runner.app[VIEW_TURNS].waiting(AUDITOR) == 0
-        # It took its one token, not the page's cost again.
+        # It took its one token, not the page's cost again, and read nothing.
         assert slots.reserve(AUDITOR, 0.0) < 0.5
+        assert "cage" not in reads
     finally:
         await server.stop()
 
 
+@pytest.mark.parametrize(
+    ("events", "rate", "send_buffer"),
+    [(1500, 500.0, 4096), (300, 100.0, 32768)],
+    ids=["stalled-in-a-part", "stalled-at-the-end"],
+)
 async def test_a_client_that_never_reads_a_streamed_page_is_cut_off(
-    redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
+    redis_server: EmbeddedRedis,
+    org: str,
+    monkeypatch: pytest.MonkeyPatch,
+    events: int,
+    rate: float,
+    send_buffer: int,
 ) -> None:
-    """A client that asks for a large page of events and reads none of it holds its turn
-    only until a part has waited the stall limit (here 1 s): then its connection is
-    aborted, and its principal's next view is answered."""
+    """A client that asks for a page of events and reads none of it holds its turn only
+    until a write has waited the stall limit (here 1 s), whether a part's or the last
+    one's (with a larger send buffer, a page of three parts first waits at its end):
+    then its connection is aborted, and its principal's next view is answered."""
     monkeypatch.setattr(read_api, "CATCH_UP_STALL_SECONDS", 1.0)
-    server = await start_server(redis_server.url, night_doc(org), principal_burst=1)
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_burst=1, principal_rate=rate
+    )
     try:
-        await cage_events(server, 1500)
-        sock = await _slow_page_request(server)
+        await cage_events(server, events)
+        sock = await _slow_page_request(server, send_buffer)
         loop = asyncio.get_running_loop()
         try:
             turns = server.runner.app[VIEW_TURNS]
@@ -278,12 +307,12 @@ def _server_socket(web_server: web.Server, peer: tuple[str, int]) -> socket.sock
     return None
 
 
-async def _slow_page_request(server: LiveServer) -> socket.socket:
+async def _slow_page_request(server: LiveServer, send_buffer: int = 4096) -> socket.socket:
     """A raw connection that has asked for :data:`CAGE_EVENTS` as the auditor, whose server
-    side has a 4 KiB send buffer, as a slow network would give it (else the kernel would
-    take the whole page at once). A first page leaves the principal owing a few tenths of
-    a second (the server runs with a burst of 1), so this one waits for its turn: time to
-    set the buffer."""
+    side has a send buffer of ``send_buffer`` bytes, as a slow network would give it
+    (else the kernel would take the whole page at once). A first page leaves the
+    principal owing a few tenths of a second (the server runs with a burst of 1), so this
+    one waits for its turn: time to set the buffer."""
     assert (await server.get(CAGE_EVENTS, token(*AUDITOR)))[0] == 200
     loop = asyncio.get_running_loop()
     sock = socket.socket()
@@ -301,7 +330,7 @@ async def _slow_page_request(server: LiveServer) -> socket.socket:
         if time.monotonic() > deadline:
             raise AssertionError("the client's connection is not among the server's")
         await asyncio.sleep(0.01)
-    server_side.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    server_side.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     return sock
 
 

@@ -250,6 +250,26 @@ def test_a_principal_reads_at_its_rate_after_a_burst() -> None:
     assert slots.reserve(key) == 0.0
 
 
+def test_idle_buckets_are_forgotten_only_once_refilled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``BUCKETS_KEPT`` principals the idle buckets are dropped, but one still owing
+    tokens (a large view's cost, seconds of it) is kept: dropping it would forgive the
+    debt."""
+    from services.gateway import transport
+    from services.gateway.transport import PrincipalSlots
+
+    monkeypatch.setattr(transport, "BUCKETS_KEPT", 2)
+    now = [100.0]
+    slots = PrincipalSlots(16, rate=10.0, burst=3, clock=lambda: now[0])
+    owing, idle = ("auditor", "a-1"), ("player", "p-1")
+    slots.reserve(owing, 3 + 50)  # five seconds of debt
+    slots.reserve(idle)
+    now[0] += 1.0  # both idle for longer than burst / rate
+    slots.reserve(("player", "p-2"))
+    slots.reserve(("player", "p-3"))  # a third bucket: the idle are looked at
+    assert slots.reserve(owing, 0.0) == pytest.approx(4.0)  # still owes what is left
+    assert slots.reserve(idle, 0.0) == 0.0
+
+
 async def test_a_principal_s_slot_is_given_back_once_however_often_it_is_called() -> None:
     """A message's slot counts while it is in flight; giving it back twice (a reply and a
     failure path both calling it) frees one slot, and frees the principal at its limit."""
