@@ -56,8 +56,32 @@ from services.gateway.transport import (
     post_command,
     websocket,
 )
-from services.gateway.view_pacing import VIEW_TURNS, ViewTurns, paced_view
+from services.gateway.view_pacing import VIEW_TURNS, ViewHandler, ViewTurns, paced_view
 from services.runtime import Runtime
+
+VIEWS: tuple[tuple[str, ViewHandler], ...] = (
+    ("/api/tables", get_tables),
+    ("/api/tables/{id}", get_table),
+    ("/api/tables/{id}/rounds/{n}", get_round),
+    ("/api/bankrolls", get_bankrolls),
+    ("/api/bankrolls/players/{id}", get_player_bankroll),
+    ("/api/bankrolls/tables/{id}", get_table_bankroll),
+    ("/api/raffles", get_raffles),
+    ("/api/raffles/{id}", get_raffle),
+    # Bell jar deals: the flare for everyone, the ledger for staff (docs/PROTOCOL.md).
+    ("/api/deals", get_deals),
+    ("/api/deals/{id}", get_deal),
+    ("/api/deals/{id}/flare", get_deal_flare),
+    ("/api/control-sheets", get_control_sheets),
+    ("/api/control-sheets/{id}", get_control_sheet),
+    ("/api/bell-jars/deals", get_bell_jar_deals),
+    ("/api/bell-jars/deals/{id}", get_bell_jar_deal),
+    ("/api/bell-jars/quarters/{quarter}", get_bell_jar_quarter),
+    ("/api/reports", get_reports),
+    ("/api/reports/{form}/{file}", get_report_file),
+)
+"""The HTTP views (docs/PROTOCOL.md, "HTTP"), each paced per principal
+(:mod:`services.gateway.view_pacing`); the stream events page is routed on its own."""
 
 
 def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
@@ -91,29 +115,12 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
 
     app.router.add_get("/ws", websocket)
     app.router.add_post("/api/commands", authenticated(post_command))  # paces itself
-    app.router.add_get("/api/tables", paced_view(get_tables))
-    app.router.add_get("/api/tables/{id}", paced_view(get_table))
-    app.router.add_get("/api/tables/{id}/rounds/{n}", paced_view(get_round))
-    app.router.add_get("/api/bankrolls", paced_view(get_bankrolls))
-    app.router.add_get("/api/bankrolls/players/{id}", paced_view(get_player_bankroll))
-    app.router.add_get("/api/bankrolls/tables/{id}", paced_view(get_table_bankroll))
-    app.router.add_get("/api/raffles", paced_view(get_raffles))
-    app.router.add_get("/api/raffles/{id}", paced_view(get_raffle))
-    # Bell jar deals: the flare for everyone, the ledger for staff (docs/PROTOCOL.md).
-    app.router.add_get("/api/deals", paced_view(get_deals))
-    app.router.add_get("/api/deals/{id}", paced_view(get_deal))
-    app.router.add_get("/api/deals/{id}/flare", paced_view(get_deal_flare))
+    for path, view in VIEWS:
+        app.router.add_get(path, paced_view(view))
     # A page is streamed as it is read: a HEAD of it would get its body too (405 instead).
     app.router.add_get(
         "/api/streams/{stream}/events", paced_view(get_stream_events), allow_head=False
     )
-    app.router.add_get("/api/control-sheets", paced_view(get_control_sheets))
-    app.router.add_get("/api/control-sheets/{id}", paced_view(get_control_sheet))
-    app.router.add_get("/api/bell-jars/deals", paced_view(get_bell_jar_deals))
-    app.router.add_get("/api/bell-jars/deals/{id}", paced_view(get_bell_jar_deal))
-    app.router.add_get("/api/bell-jars/quarters/{quarter}", paced_view(get_bell_jar_quarter))
-    app.router.add_get("/api/reports", paced_view(get_reports))
-    app.router.add_get("/api/reports/{form}/{file}", paced_view(get_report_file))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
