@@ -8,7 +8,6 @@ the principal's views; what each role may read is :mod:`services.gateway.auth`'s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -32,14 +31,13 @@ from services.gateway.auth import (
 )
 from services.gateway.protocol import ProtocolError, since_log_id, since_seq
 from services.gateway.transport import (
-    CATCH_UP_STALL_SECONDS,
     READERS,
     RUNTIME,
     encode,
     forbidden,
     json_view,
 )
-from services.gateway.view_pacing import StreamedView
+from services.gateway.view_pacing import StreamedView, sent_in_time
 from services.tables.view import table_view
 
 
@@ -274,17 +272,17 @@ async def get_stream_events(request: web.Request, who: Principal) -> web.StreamR
         first = await anext(parts, b"")  # a store that fails here gets a plain 500
     except ProtocolError as e:
         return json_view(error_reply(e.code, e.message), status=400)
-    response = StreamedView()
+    response = StreamedView(request)
     response.content_type = "application/json"
     response.charset = "utf-8"
     await response.prepare(request)
     head = b'{"stream":' + encode(stream) + b',"events":['
-    if not await _sent(request, response.write(head + first)):
+    if not await sent_in_time(request, response.write(head + first)):
         return response
     async for part in parts:
-        if not await _sent(request, response.write(b"," + part)):
+        if not await sent_in_time(request, response.write(b"," + part)):
             return response
-    await _sent(request, response.write_eof(b"]}"))  # which drains too
+    await sent_in_time(request, response.write_eof(b"]}"))  # which drains too
     return response
 
 
@@ -320,21 +318,6 @@ def _seq(env: Envelope) -> int:
 
 def _log_id(env: Envelope) -> str | None:
     return env.log_id
-
-
-async def _sent(request: web.Request, sending: Awaitable[None]) -> bool:
-    """Await ``sending`` (a write of a streamed view, which waits for the client to take
-    what is buffered); False when its client is gone or took nothing for
-    :data:`CATCH_UP_STALL_SECONDS` (its connection is then aborted)."""
-    try:
-        await asyncio.wait_for(sending, CATCH_UP_STALL_SECONDS)
-    except TimeoutError:
-        if request.transport is not None:
-            request.transport.abort()
-        return False
-    except ConnectionError:
-        return False
-    return True
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -472,6 +472,13 @@ class PrincipalSlots:
             self._forget_idle(now)
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
+    def owed_seconds(self, key: tuple[str, str]) -> float:
+        """How long until the principal's tokens are out of debt (0: they are not)."""
+        now = self.clock()
+        tokens, then = self._buckets.get(key, (float(self.burst), now))
+        tokens += (now - then) * self.rate
+        return 0.0 if tokens >= 0 else -tokens / self.rate
+
     def _forget_idle(self, now: float) -> None:
         """Drop the buckets that have refilled (their principals were idle long enough);
         a bucket still owing tokens (a large view's, say) is kept."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import math
 import socket
 import sys
 import time
@@ -14,8 +16,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from services.gateway import read_api
 from services.gateway import transport as gateway
+from services.gateway import view_pacing
 from services.gateway.view_pacing import VIEW_COST_BYTES, VIEW_TURNS
 from services.store.embedded import EmbeddedRedis
 from tests.conftest import night_doc
@@ -57,6 +59,16 @@ async def cage_events(server: LiveServer, n: int) -> None:
             )
         )
         assert all(r["ok"] for r in replies)
+
+
+async def filled_beforehand(redis_url: str, org: str, fill: Any) -> None:
+    """Run ``fill(server)`` on a server of its own with the usual pacing, stopped after:
+    a slow rate set for the test would pace the cashier filling the store too."""
+    filler = await start_server(redis_url, night_doc(org))
+    try:
+        await fill(filler)
+    finally:
+        await filler.stop()
 
 
 async def timed_get(server: LiveServer, path: str, tok: str) -> tuple[int, Any, float]:
@@ -207,11 +219,7 @@ async def test_a_view_whose_client_hung_up_while_waiting_is_not_built(
 ) -> None:
     """A view waiting for its principal's tokens when its client closes the connection is
     dropped at its turn: the principal does not pay for a page nobody receives."""
-    filler = await start_server(redis_server.url, night_doc(org))
-    try:
-        await cage_events(filler, 600)
-    finally:
-        await filler.stop()
+    await filled_beforehand(redis_server.url, org, lambda filler: cage_events(filler, 600))
     server = await start_server(
         redis_server.url, night_doc(org), principal_rate=20.0, principal_burst=1
     )
@@ -265,7 +273,7 @@ async def test_a_client_that_never_reads_a_streamed_page_is_cut_off(
     until a write has waited the stall limit (here 1 s), whether a part's or the last
     one's (with a larger send buffer, a page of three parts first waits at its end):
     then its connection is aborted, and its principal's next view is answered."""
-    monkeypatch.setattr(read_api, "CATCH_UP_STALL_SECONDS", 1.0)
+    monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
     server = await start_server(
         redis_server.url, night_doc(org), principal_burst=1, principal_rate=rate
     )
@@ -307,21 +315,21 @@ def _server_socket(web_server: web.Server, peer: tuple[str, int]) -> socket.sock
     return None
 
 
-async def _slow_page_request(server: LiveServer, send_buffer: int = 4096) -> socket.socket:
-    """A raw connection that has asked for :data:`CAGE_EVENTS` as the auditor, whose server
-    side has a send buffer of ``send_buffer`` bytes, as a slow network would give it
-    (else the kernel would take the whole page at once). A first page leaves the
+async def _slow_page_request(
+    server: LiveServer, send_buffer: int = 4096, path: str = CAGE_EVENTS
+) -> socket.socket:
+    """A raw connection that has asked for ``path`` (:data:`CAGE_EVENTS`) as the auditor,
+    whose server side has a send buffer of ``send_buffer`` bytes, as a slow network would
+    give it (else the kernel would take the whole page at once). A first view leaves the
     principal owing a few tenths of a second (the server runs with a burst of 1), so this
     one waits for its turn: time to set the buffer."""
-    assert (await server.get(CAGE_EVENTS, token(*AUDITOR)))[0] == 200
+    assert (await server.get(path, token(*AUDITOR)))[0] == 200
     loop = asyncio.get_running_loop()
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.setblocking(False)
     await loop.sock_connect(sock, ("127.0.0.1", int(server.base.rsplit(":", 1)[1])))
-    request = (
-        f"GET {CAGE_EVENTS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token(*AUDITOR)}\r\n\r\n"
-    )
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token(*AUDITOR)}\r\n\r\n"
     await loop.sock_sendall(sock, request.encode())
     mine = sock.getsockname()
     assert server.runner.server is not None
@@ -378,3 +386,160 @@ async def test_a_head_of_a_page_is_refused_and_the_connection_goes_on(
         async with session.get(server.base + CAGE_EVENTS, headers=headers) as r:
             assert r.status == 200
             assert (await r.json())["events"] == []
+
+
+async def test_a_view_its_client_does_not_read_holds_only_its_own_turn_until_cut_off(
+    redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view answered in one piece (the bankrolls of 1,500 players, about 100 KB) is sent
+    within its principal's turn: to a client that reads none of it, the turn is held until
+    a write has waited the stall limit (here 1 s), then the connection is aborted and the
+    principal's next view is answered. (Handed to aiohttp after its turn, such views piled
+    up unsent in the server's buffers, one per connection, as many as a client opened.)"""
+    monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
+    await filled_beforehand(
+        redis_server.url, org, lambda filler: buy_chips_for_players(filler, 1500)
+    )
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
+    )
+    try:
+        sock = await _slow_page_request(server, path="/api/bankrolls")
+        try:
+            turns = server.runner.app[VIEW_TURNS]
+            await asyncio.sleep(0.6)
+            assert turns.waiting(AUDITOR) == 1  # stuck sending what nobody reads
+            deadline = time.monotonic() + 10
+            while turns.waiting(AUDITOR):
+                if time.monotonic() > deadline:
+                    raise AssertionError("the unread view never let go of its turn")
+                await asyncio.sleep(0.05)
+            status, body = await server.get("/api/tables", token(*AUDITOR))
+            assert status == 200 and body["tables"]
+            received = b""
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(ConnectionError):
+                while chunk := await asyncio.wait_for(loop.sock_recv(sock, 65536), 5):
+                    received += chunk
+            assert received.startswith(b"HTTP/1.1 200")
+            assert not received.endswith(b"}}")  # cut off before its end
+        finally:
+            sock.close()
+    finally:
+        await server.stop()
+
+
+async def buy_chips_for_players(server: LiveServer, n: int) -> None:
+    """Chips for ``n`` players, ``p-0`` … (one bankroll each), a hundred at a time."""
+    cashier = await server.connect(token("cashier"))
+    for start in range(0, n, 100):
+        replies = await asyncio.gather(
+            *(
+                cashier.cmd("buy_chips", player=f"p-{i}", amount=100)
+                for i in range(start, min(n, start + 100))
+            )
+        )
+        assert all(r["ok"] for r in replies)
+
+
+async def test_a_page_that_fails_midway_still_costs_what_it_sent(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """When the store fails after a page's first part is sent, the principal still pays
+    for that part: a failure is no way around the pacing."""
+    await filled_beforehand(redis_server.url, org, lambda filler: cage_events(filler, 300))
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_burst=1, principal_rate=10.0
+    )
+    try:
+        store = server.runtime.store
+        read = store.read
+        calls = 0
+
+        async def fails_second(stream: str, *args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 2:
+                raise ConnectionError("the store went away")
+            return await read(stream, *args, **kwargs)
+
+        store.read = fails_second  # type: ignore[method-assign]
+        headers = {"Authorization": f"Bearer {token(*AUDITOR)}"}
+        with contextlib.suppress(aiohttp.ClientError):
+            async with server.session.get(server.base + CAGE_EVENTS, headers=headers) as r:
+                await r.read()
+        assert calls == 2
+        turns = server.runner.app[VIEW_TURNS]
+        deadline = time.monotonic() + 5
+        while turns.waiting(AUDITOR):
+            assert time.monotonic() < deadline, "the failed page never ended"
+            await asyncio.sleep(0.02)
+        # The first part (100 chip sales) is tens of KB: at 10 tokens a second, seconds owed.
+        assert server.runner.app[gateway.SLOTS].owed_seconds(AUDITOR) > 0.5
+    finally:
+        await server.stop()
+
+
+async def test_a_busy_view_is_told_to_retry_after_what_its_principal_owes(
+    redis_server: EmbeddedRedis, org: str
+) -> None:
+    """``Retry-After`` on a 429 ``busy`` view is when the principal's earlier views are
+    paid for: seconds after a large page at 20 tokens a second, not always one."""
+    await filled_beforehand(redis_server.url, org, lambda filler: cage_events(filler, 600))
+    server = await start_server(
+        redis_server.url,
+        night_doc(org),
+        principal_in_flight=1,
+        principal_rate=20.0,
+        principal_burst=1,
+    )
+    try:
+        auditor = token(*AUDITOR)
+        assert (await server.get(CAGE_EVENTS, auditor))[0] == 200
+        owed = server.runner.app[gateway.SLOTS].owed_seconds(AUDITOR)
+        assert owed > 1.5  # the page's forty-odd tokens
+        waiting = asyncio.ensure_future(timed_get(server, "/api/tables", auditor))
+        await asyncio.sleep(0.2)  # it holds the one slot, waiting for its token
+        async with server.session.get(
+            server.base + "/api/tables", headers={"Authorization": f"Bearer {auditor}"}
+        ) as r:
+            assert r.status == 429
+            assert (await r.json())["error"]["code"] == "busy"
+            assert int(r.headers["Retry-After"]) >= math.floor(owed) >= 1
+        assert (await waiting)[0] == 200
+    finally:
+        await server.stop()
+
+
+async def test_a_client_reading_slowly_gets_its_whole_view(
+    redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stall limit (here 1 s) is for a client that takes nothing: one that reads
+    steadily but slowly, so that the bankrolls of 1,500 players take it several times the
+    limit, gets the whole view."""
+    monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
+    await filled_beforehand(
+        redis_server.url, org, lambda filler: buy_chips_for_players(filler, 1500)
+    )
+    server = await start_server(
+        redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
+    )
+    try:
+        sock = await _slow_page_request(server, path="/api/bankrolls")
+        loop = asyncio.get_running_loop()
+        received = b""
+        started = time.monotonic()
+        try:
+            while not received.endswith(b"}}"):
+                chunk = await asyncio.wait_for(loop.sock_recv(sock, 4096), 5)
+                assert chunk, f"cut off after {len(received)} bytes"
+                received += chunk
+                await asyncio.sleep(0.05)
+        finally:
+            sock.close()
+        assert time.monotonic() - started > 2.0  # well past the stall limit
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        assert len(json.loads(body)["players"]) == 1500
+    finally:
+        await server.stop()
