@@ -62,10 +62,11 @@ async def _run_site(app: Any, settings: Settings, night: Any, secret: bytes) -> 
 
     from aiohttp import web
 
+    from services.gateway.app import app_runner
     from services.gateway.auth import issue
     from services.gateway.pages import page_link
 
-    runner = web.AppRunner(app, handle_signals=False)
+    runner = app_runner(app, settings, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port, reuse_port=settings.reuse_port)
     await site.start()

@@ -52,6 +52,15 @@ class Settings:
     one): far above any tablet's need; past it the client waits (and an HTTP command gets
     ``busy``)."""
     principal_burst: int = 200
+    principal_connections: int = 32
+    """Connections one principal may hold open to one server process at once (websockets
+    and the HTTP connections it has sent requests on); one more is refused (429 ``busy``),
+    so what one token's connections hold (1 MiB unsent on each websocket, a view in the
+    kernel's send buffer on each HTTP connection) stays bounded. A tablet needs one or
+    two, a browser console about seven."""
+    keepalive_seconds: float = 75.0
+    """An HTTP connection idle this long after its last answer is closed (aiohttp's
+    ``run_app`` default; its server's own is an hour)."""
     max_subscriptions: int = 64
     """Streams and views one websocket connection may follow at once."""
     command_deadline_seconds: float = 5.0

@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from services.actor import Actor, Submission
-from services.gateway.app import create_app
+from services.gateway.app import app_runner, create_app
 from services.gateway.auth import mint
 from services.night import parse_night
 from services.runtime import Runtime
@@ -218,7 +218,7 @@ async def start_server(
         night=night,
         secret=secret,
     )
-    runner = web.AppRunner(create_app(runtime))
+    runner = app_runner(create_app(runtime), runtime.settings)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return LiveServer(

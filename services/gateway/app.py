@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator
+from typing import Any
 
 from aiohttp import web
 
 from services.gateway.commands import submit_command
+from services.gateway.connections import CONNECTIONS, PrincipalConnections
 from services.gateway.pages import add_page_routes
 from services.gateway.read_api import (
     get_bankrolls,
@@ -58,6 +60,7 @@ from services.gateway.transport import (
 )
 from services.gateway.view_pacing import VIEW_TURNS, ViewHandler, ViewTurns, paced_view
 from services.runtime import Runtime
+from services.settings import Settings
 
 VIEWS: tuple[tuple[str, ViewHandler], ...] = (
     ("/api/tables", get_tables),
@@ -96,6 +99,7 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     )
     app[READERS] = asyncio.Semaphore(CATCH_UP_READERS)
     app[VIEW_TURNS] = ViewTurns()
+    app[CONNECTIONS] = PrincipalConnections(settings.principal_connections)
     app[DUE_WRITES] = DueWrites()
     # An actor's batch answered: its replies go out in this turn (transport.DueWrites).
     runtime.after_batch.append(app[DUE_WRITES].write)
@@ -126,3 +130,9 @@ def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     app.router.add_get("/metrics", metrics)
     add_page_routes(app)
     return app
+
+
+def app_runner(app: web.Application, settings: Settings, **options: Any) -> web.AppRunner:
+    """The runner that serves ``app`` as ``settings`` say (an idle HTTP connection closes
+    after ``keepalive_seconds``): the one way a server's site is set up."""
+    return web.AppRunner(app, keepalive_timeout=settings.keepalive_seconds, **options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 import types
 from collections import OrderedDict
@@ -40,6 +41,7 @@ from services.gateway.auth import (
     verify,
 )
 from services.gateway.commands import dispatch, submit_command, submit_frame
+from services.gateway.connections import CONNECTIONS
 from services.gateway.protocol import (
     STREAM_OPS,
     ProtocolError,
@@ -589,6 +591,33 @@ def json_view(data: Any, status: int = 200, headers: dict[str, str] | None = Non
     )
 
 
+def too_many_connections(limit: int, retry_after: float) -> web.Response:
+    """The 429 answer (``busy``) to a principal's request on a connection past its
+    ``limit`` open ones (an HTTP request, or a websocket's upgrade, refused before it);
+    the connection is then closed, so it does not count either."""
+    body = error_reply(
+        "busy", f"this client has {limit} connections open; close one or retry after a while"
+    )
+    response = json_view(
+        body, status=429, headers={"Retry-After": str(max(1, math.ceil(retry_after)))}
+    )
+    response.force_close()
+    return response
+
+
+def admitted(request: web.Request, who: Principal) -> web.Response | None:
+    """None when the request's connection is one the principal may hold (counted from
+    now on, docs/OPERATIONS.md "Hostile clients"), else the 429 to answer it with."""
+    connections = request.app[CONNECTIONS]
+    transport = request.transport
+    if transport is None or connections.admit((who.role, who.sub), transport):
+        return None
+    request.app[RUNTIME].metrics.refused("busy")
+    # A connection the client lost without closing is found by the heartbeat (a
+    # websocket's) or the keep-alive timeout (an HTTP connection's).
+    return too_many_connections(connections.limit, request.app[RUNTIME].settings.heartbeat_seconds)
+
+
 def forbidden(message: str) -> web.Response:
     """The 403 answer (``forbidden``)."""
     body = {"ok": False, "error": {"code": "forbidden", "message": message}}
@@ -922,6 +951,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         who = principal_of(request)
     except AuthError as e:
         return unauthorized(str(e))
+    refused = admitted(request, who)
+    if refused is not None:
+        return refused
     ws = web.WebSocketResponse(
         protocols=(WS_SUBPROTOCOL,),
         heartbeat=runtime.settings.heartbeat_seconds,
@@ -1034,13 +1066,17 @@ async def close_clients(app: web.Application) -> None:
 def authenticated(
     handler: Callable[[web.Request, Principal], Any],
 ) -> Callable[[web.Request], Any]:
-    """An HTTP handler run only for a valid token's principal (401 otherwise)."""
+    """An HTTP handler run only for a valid token's principal (401 otherwise) on a
+    connection it may hold (429 ``busy`` otherwise, :func:`admitted`)."""
 
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:
             who = principal_of(request)
         except AuthError as e:
             return unauthorized(str(e))
+        refused = admitted(request, who)
+        if refused is not None:
+            return refused
         response: web.StreamResponse = await handler(request, who)
         return response
 
