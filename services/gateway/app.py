@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
+from services.actor import error_reply
 from services.gateway.commands import submit_command
 from services.gateway.connections import CONNECTIONS, PrincipalConnections
 from services.gateway.pages import add_page_routes
@@ -55,6 +57,7 @@ from services.gateway.transport import (
     authenticated,
     close_clients,
     follow_revocations,
+    json_view,
     post_command,
     websocket,
 )
@@ -87,9 +90,28 @@ VIEWS: tuple[tuple[str, ViewHandler], ...] = (
 (:mod:`services.gateway.view_pacing`); the stream events page is routed on its own."""
 
 
+@web.middleware
+async def refused_by_the_router(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request no route takes, answered as the API answers errors (docs/PROTOCOL.md,
+    "HTTP"): 404 ``unknown_endpoint`` for a path the server does not serve, 405
+    ``method_not_allowed`` (with ``Allow``) for a method its route does not take. The
+    consoles' pages (``/``, ``/ui/…``) keep aiohttp's plain answers, for a browser."""
+    refusal = request.match_info.http_exception
+    if refusal is None or request.path == "/" or request.path.startswith("/ui/"):
+        return await handler(request)
+    if isinstance(refusal, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(refusal.allowed_methods))
+        body = error_reply("method_not_allowed", f"{request.path} takes {allowed}")
+        return json_view(body, status=405, headers={"Allow": allowed})
+    body = error_reply("unknown_endpoint", f"the server has no {request.path}")
+    return json_view(body, status=refusal.status)
+
+
 def create_app(runtime: Runtime, *, manage: bool = True) -> web.Application:
     """The aiohttp application; with ``manage`` it starts and stops the runtime itself."""
-    app = web.Application(client_max_size=runtime.settings.max_frame_bytes)
+    app = web.Application(
+        client_max_size=runtime.settings.max_frame_bytes, middlewares=[refused_by_the_router]
+    )
     app[RUNTIME] = runtime
     app[FRAMES] = FrameCache()
     app[CLIENTS] = set()

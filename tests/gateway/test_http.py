@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.support import LiveServer, dealer_token, player_token, token
 
 TABLE = "roulette-1"
@@ -95,6 +97,43 @@ async def test_http_bad_input_gets_its_code(server: LiveServer) -> None:
     assert (await server.post_command(bet, "garbage"))[0] == 401
     async with server.session.post(server.base + "/api/commands", json=bet) as r:
         assert r.status == 401
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code", "allow"),
+    [
+        ("GET", "/api/no-such-view", 404, "unknown_endpoint", None),
+        ("POST", "/api/tables", 405, "method_not_allowed", "GET, HEAD"),
+        ("GET", "/api/commands", 405, "method_not_allowed", "POST"),
+        ("HEAD", "/api/streams/cage/events", 405, "method_not_allowed", "GET"),
+        ("DELETE", "/ws", 405, "method_not_allowed", "GET, HEAD"),
+    ],
+)
+async def test_a_request_no_route_takes_gets_a_json_error_with_its_code(
+    server: LiveServer, method: str, path: str, status: int, code: str, allow: str | None
+) -> None:
+    """An endpoint the server does not have, or a method its route does not take, is
+    answered with the API's error body and a stable code (a HEAD's body is not sent), and
+    runs nothing; the connection goes on."""
+    headers = {"Authorization": f"Bearer {token('auditor', 'a-1')}"}
+    async with server.session.request(method, server.base + path, headers=headers) as r:
+        assert r.status == status
+        if allow is not None:
+            assert r.headers["Allow"] == allow
+        if method != "HEAD":
+            body = await r.json()
+            assert body == {
+                "ok": False,
+                "error": {"code": code, "message": body["error"]["message"]},
+            }
+    async with server.session.get(server.base + "/api/tables", headers=headers) as r:
+        assert r.status == 200
+
+
+async def test_a_page_not_there_keeps_the_plain_answer_for_a_browser(server: LiveServer) -> None:
+    async with server.session.get(server.base + "/ui/no-such-page.html") as r:
+        assert r.status == 404
+        assert r.content_type != "application/json"
 
 
 async def test_table_views(server: LiveServer) -> None:
