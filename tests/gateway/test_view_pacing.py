@@ -48,13 +48,14 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 """
 
 
-async def cage_events(server: LiveServer, n: int) -> None:
-    """``n`` chip purchases in the cage's stream, a hundred at a time."""
+async def cage_events(server: LiveServer, n: int, *, players: int = 7) -> None:
+    """``n`` chip purchases in the cage's stream, for ``players`` players ``p-0`` … in
+    turn (one bankroll each), a hundred at a time."""
     cashier = await server.connect(token("cashier"))
     for start in range(0, n, 100):
         replies = await asyncio.gather(
             *(
-                cashier.cmd("buy_chips", player=f"p-{i % 7}", amount=100)
+                cashier.cmd("buy_chips", player=f"p-{i % players}", amount=100)
                 for i in range(start, min(n, start + 100))
             )
         )
@@ -398,7 +399,7 @@ async def test_a_view_its_client_does_not_read_holds_only_its_own_turn_until_cut
     up unsent in the server's buffers, one per connection, as many as a client opened.)"""
     monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
     await filled_beforehand(
-        redis_server.url, org, lambda filler: buy_chips_for_players(filler, 1500)
+        redis_server.url, org, lambda filler: cage_events(filler, 1500, players=1500)
     )
     server = await start_server(
         redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
@@ -427,19 +428,6 @@ async def test_a_view_its_client_does_not_read_holds_only_its_own_turn_until_cut
             sock.close()
     finally:
         await server.stop()
-
-
-async def buy_chips_for_players(server: LiveServer, n: int) -> None:
-    """Chips for ``n`` players, ``p-0`` … (one bankroll each), a hundred at a time."""
-    cashier = await server.connect(token("cashier"))
-    for start in range(0, n, 100):
-        replies = await asyncio.gather(
-            *(
-                cashier.cmd("buy_chips", player=f"p-{i}", amount=100)
-                for i in range(start, min(n, start + 100))
-            )
-        )
-        assert all(r["ok"] for r in replies)
 
 
 async def test_a_page_that_fails_midway_still_costs_what_it_sent(
@@ -519,7 +507,7 @@ async def test_a_client_reading_slowly_gets_its_whole_view(
     limit, gets the whole view."""
     monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
     await filled_beforehand(
-        redis_server.url, org, lambda filler: buy_chips_for_players(filler, 1500)
+        redis_server.url, org, lambda filler: cage_events(filler, 1500, players=1500)
     )
     server = await start_server(
         redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
