@@ -286,11 +286,7 @@ async def test_a_client_that_never_reads_a_streamed_page_is_cut_off(
             turns = server.runner.app[VIEW_TURNS]
             await asyncio.sleep(0.6)
             assert turns.waiting(AUDITOR) == 1  # stuck writing a part nobody reads
-            deadline = time.monotonic() + 10
-            while turns.waiting(AUDITOR):
-                if time.monotonic() > deadline:
-                    raise AssertionError("the stalled view never let go of its turn")
-                await asyncio.sleep(0.05)
+            await turn_let_go(turns, "the stalled view")
             status, body = await server.get("/api/tables", token(*AUDITOR))
             assert status == 200 and body["tables"]
             # What the client can still read ends before the page does.
@@ -314,6 +310,15 @@ def _server_socket(web_server: web.Server, peer: tuple[str, int]) -> socket.sock
             found: socket.socket = transport.get_extra_info("socket")
             return found
     return None
+
+
+async def turn_let_go(turns: view_pacing.ViewTurns, what: str) -> None:
+    """Wait (10 s at most) until the auditor has no view built or waiting."""
+    deadline = time.monotonic() + 10
+    while turns.waiting(AUDITOR):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} never let go of its turn")
+        await asyncio.sleep(0.05)
 
 
 async def _slow_page_request(
@@ -389,6 +394,13 @@ async def test_a_head_of_a_page_is_refused_and_the_connection_goes_on(
             assert (await r.json())["events"] == []
 
 
+async def bankrolls_of_1500_players(redis_url: str, org: str) -> LiveServer:
+    """A server paced at 100 tokens a second whose store holds the bankrolls of 1,500
+    players, ``GET /api/bankrolls`` answered in one piece of about 100 KB."""
+    await filled_beforehand(redis_url, org, lambda filler: cage_events(filler, 1500, players=1500))
+    return await start_server(redis_url, night_doc(org), principal_burst=1, principal_rate=100.0)
+
+
 async def test_a_view_its_client_does_not_read_holds_only_its_own_turn_until_cut_off(
     redis_server: EmbeddedRedis, org: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -398,23 +410,14 @@ async def test_a_view_its_client_does_not_read_holds_only_its_own_turn_until_cut
     principal's next view is answered. (Handed to aiohttp after its turn, such views piled
     up unsent in the server's buffers, one per connection, as many as a client opened.)"""
     monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
-    await filled_beforehand(
-        redis_server.url, org, lambda filler: cage_events(filler, 1500, players=1500)
-    )
-    server = await start_server(
-        redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
-    )
+    server = await bankrolls_of_1500_players(redis_server.url, org)
     try:
         sock = await _slow_page_request(server, path="/api/bankrolls")
         try:
             turns = server.runner.app[VIEW_TURNS]
             await asyncio.sleep(0.6)
             assert turns.waiting(AUDITOR) == 1  # stuck sending what nobody reads
-            deadline = time.monotonic() + 10
-            while turns.waiting(AUDITOR):
-                if time.monotonic() > deadline:
-                    raise AssertionError("the unread view never let go of its turn")
-                await asyncio.sleep(0.05)
+            await turn_let_go(turns, "the unread view")
             status, body = await server.get("/api/tables", token(*AUDITOR))
             assert status == 200 and body["tables"]
             received = b""
@@ -506,12 +509,7 @@ async def test_a_client_reading_slowly_gets_its_whole_view(
     steadily but slowly, so that the bankrolls of 1,500 players take it several times the
     limit, gets the whole view."""
     monkeypatch.setattr(view_pacing, "VIEW_STALL_SECONDS", 1.0)
-    await filled_beforehand(
-        redis_server.url, org, lambda filler: cage_events(filler, 1500, players=1500)
-    )
-    server = await start_server(
-        redis_server.url, night_doc(org), principal_burst=1, principal_rate=100.0
-    )
+    server = await bankrolls_of_1500_players(redis_server.url, org)
     try:
         sock = await _slow_page_request(server, path="/api/bankrolls")
         loop = asyncio.get_running_loop()
