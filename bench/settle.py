@@ -31,8 +31,8 @@ OPTIONS = {"options": ["basket", "five_adjacent", "seven_numbers"]}
 def _chain(bets: list[PlacedBet]) -> rules.BetNode | None:
     """The round's bets as the table state holds them (newest first, linked)."""
     node: rules.BetNode | None = None
-    for bet in bets:
-        node = rules.BetNode(bet, node)
+    for seq, bet in enumerate(bets, start=1):
+        node = rules.placed_on(bet, seq, node)
     return node
 
 

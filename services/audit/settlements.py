@@ -65,7 +65,7 @@ from services.games.black_jack_state import (
 )
 from services.games.dice_rounds import RollDice
 from services.games.single_outcome import SingleOutcome
-from services.tables.rules import BetNode, TableState, evolve, round_view, table_game
+from services.tables.rules import TableState, evolve, placed_on, round_view, table_game
 
 TABLE_TYPES = type_names(
     module_events(events.tables),
@@ -321,7 +321,7 @@ class SettlementChecker(RuleChecker):
             self._unmatched(table)
         state = table.state
         node = state.placed
-        for envelope in placing:
+        for seq, envelope in enumerate(placing, start=state.version + 1):
             data = envelope.data
             try:
                 placed = PlacedBet(
@@ -336,7 +336,7 @@ class SettlementChecker(RuleChecker):
                 )
                 table.skipped = True
                 return
-            node = BetNode(placed, node)
+            node = placed_on(placed, seq, node)
         table.state = _bet_placed(state, state.version + len(placing), node)
 
     def abandon(self, stream: str) -> None:

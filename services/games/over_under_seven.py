@@ -99,18 +99,22 @@ class OverUnderSeven(OneRollDice):
         """One space per player per roll (4620.13(b)(1), reading D-6): a bet of ``player``
         on another space than one of their bets still on the layout this round (placed by
         them or by the dealer for them) is ``one_space_per_roll``, unless the table sets
-        ``allow_several_spaces``. More on the same space is one wager on one space."""
+        ``allow_several_spaces``. More on the same space is one wager on one space.
+
+        Every bet of a player still on the layout is on one space (this rule let each
+        on), so the player's newest one tells it: the walk stops there, and a player
+        with thousands of bets this roll does not make each further bet walk them all."""
         if config.get(ALLOW_SEVERAL_SPACES):
             return
         space = bet["space"]
-        for other in placed:
-            if other.player == player and other.bet.get("space") != space:
-                raise RuleError(
-                    "one_space_per_roll",
-                    f"{player} already backs {other.bet.get('space')} this roll: a player "
-                    "wagers on any one of the three spaces (4620.13(b)(1)); the table option "
-                    f"{ALLOW_SEVERAL_SPACES} allows more",
-                )
+        backed = next((other.bet.get("space") for other in placed if other.player == player), space)
+        if backed != space:
+            raise RuleError(
+                "one_space_per_roll",
+                f"{player} already backs {backed} this roll: a player wagers on any one of "
+                f"the three spaces (4620.13(b)(1)); the table option {ALLOW_SEVERAL_SPACES} "
+                "allows more",
+            )
 
     def winning_odds(self, faces: tuple[int, ...]) -> Callable[[Mapping[str, JSON]], int | None]:
         """The one space the total wins, at its odds."""

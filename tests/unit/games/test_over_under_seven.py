@@ -240,6 +240,51 @@ def test_a_cancelled_bet_frees_the_players_space() -> None:
     assert [b.bet["space"] for b in state.bets.values()] == ["over_7"]
 
 
+def test_a_players_space_is_told_by_their_newest_bet_still_up() -> None:
+    """The rule reads the player's newest bet on the layout and no further: their bets
+    buried under others' are on that space too, and one taken back does not count."""
+    state = place(betting_table(), "p-1", "under_7")
+    for _ in range(5):
+        state = place(state, "p-2", "over_7")
+    rule_error(
+        "one_space_per_roll",
+        decide,
+        state,
+        PlaceBet(player="p-1", bet={"space": "seven"}, amount=100),
+    )
+    newest = list(state.bets)[-1]
+    state = fold(state, decide(state, CancelBet(bet_id=newest)))
+    # p-2's newest bet still up is again an over_7 one: seven is refused, over_7 taken.
+    rule_error(
+        "one_space_per_roll",
+        decide,
+        state,
+        PlaceBet(player="p-2", bet={"space": "seven"}, amount=100),
+    )
+    assert decide(state, PlaceBet(player="p-2", bet={"space": "over_7"}, amount=100))
+
+
+def test_the_rule_stops_at_the_players_newest_bet() -> None:
+    """Of the bets on the layout (newest first), the rule takes only as many as it needs
+    to reach the player's newest: a player with thousands of bets this roll does not make
+    each further bet walk them all."""
+    taken: list[PlacedBet] = []
+
+    def layout(bets: int) -> Any:
+        for i in range(bets):
+            bet = PlacedBet(bet_id=f"b{i}", player=f"p-{i % 3}", bet={"space": "seven"}, amount=1)
+            taken.append(bet)
+            yield bet
+
+    G.check_player_bet(CONFIG, {"space": "seven"}, "p-2", layout(10_000))
+    assert len(taken) == 3  # p-0's, p-1's, then p-2's newest
+    taken.clear()
+    rule_error(
+        "one_space_per_roll", G.check_player_bet, CONFIG, {"space": "over_7"}, "p-0", layout(10_000)
+    )
+    assert len(taken) == 1
+
+
 def test_the_next_roll_starts_afresh() -> None:
     state = place(betting_table(), "p-1", "under_7")
     state = fold(state, decide(state, CallNoMoreBets()))

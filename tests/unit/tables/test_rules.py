@@ -19,6 +19,7 @@ from services.aggregates import RuleError
 from services.games.roulette import AMERICAN_WHEEL_ORDER
 from services.games.single_outcome import DrawOutcome, RecordOutcome
 from services.tables.rules import (
+    SHORTCUT_BLOCK,
     CallNoMoreBets,
     CancelBet,
     CloseTable,
@@ -27,6 +28,7 @@ from services.tables.rules import (
     PlaceBet,
     TableState,
     VoidRound,
+    bet_on_layout,
     decide,
     evolve,
     fold,
@@ -125,6 +127,76 @@ def test_a_player_cancels_only_their_own_bet() -> None:
     bet_id = next(iter(state.bets))
     assert refused(state, CancelBet(bet_id=bet_id, player="p-2")) == "unknown_bet"
     assert refused(state, CancelBet(bet_id="nope")) == "unknown_bet"
+
+
+def a_round_of(bets: int, *, cancel_every: int) -> tuple[TableState, list[str], set[str]]:
+    """A second round of ``bets`` bets (of three players), every ``cancel_every``-th taken
+    back at once (so the seqs have gaps): the state, every bet id, the ids taken back."""
+    state = run(opened(), OpenRound(), CallNoMoreBets())
+    state = run(state, RecordOutcome(outcome={"pocket": "17"}), OpenRound())
+    ids: list[str] = []
+    cancelled: set[str] = set()
+    for i in range(bets):
+        [placed] = decide(state, PlaceBet(player=f"p-{i % 3}", bet=STRAIGHT_17, amount=100))
+        state = evolve(state, placed)
+        ids.append(placed.bet_id)  # type: ignore[attr-defined]
+        if i % cancel_every == 0:
+            state = run(state, CancelBet(bet_id=ids[-1]))
+            cancelled.add(ids[-1])
+    return state, ids, cancelled
+
+
+def test_every_bet_of_a_long_round_is_found_by_its_id_and_only_those() -> None:
+    state, ids, cancelled = a_round_of(1000, cancel_every=7)
+    for bet_id in ids:
+        found = bet_on_layout(state, bet_id)
+        if bet_id in cancelled:
+            assert found is None
+        else:
+            assert found is not None and found.bet_id == bet_id
+    table, round, _ = ids[0].split(".")
+    last = int(ids[-1].split(".")[-1])
+    cancel_seqs = [int(i.split(".")[-1]) + 1 for i in sorted(cancelled)]
+    not_bets = [
+        *(f"{table}.{round}.{seq}" for seq in cancel_seqs),  # a BetCancelled's seq
+        f"{table}.{round}.{last + 1}",  # not yet placed
+        f"{table}.{round}.0",
+        f"{table}.1.{last}",  # the round before
+        f"roulette-2.{round}.{last}",  # another table
+        f"{table}.{round}.{last}.",
+        f"{table}.{round}.-{last}",
+        f"{table}.{round}." + "\N{SUPERSCRIPT TWO}",  # a digit to isdigit(), not to int()
+        f"{table}.{round}.{'9' * 4000}",
+        f"{table}.{round}.",
+        "nope",
+    ]
+    for bet_id in not_bets:
+        assert bet_on_layout(state, bet_id) is None, bet_id
+        assert refused(state, CancelBet(bet_id=bet_id)) == "unknown_bet"
+    # The first bet still up, deep under the others, is cancelled as any other.
+    first = next(i for i in ids if i not in cancelled)
+    [event] = decide(state, CancelBet(bet_id=first, player="p-1"))
+    assert isinstance(event, BetCancelled) and first not in evolve(state, event).bets
+
+
+def test_finding_a_bet_walks_one_block_at_most_and_hops_the_rest() -> None:
+    """Each bet's shortcut is the newest bet of an earlier block of seqs, and every bet
+    between the two is of the bet's own block: a search walks at most a block bet by bet
+    and hops each block after it once."""
+    state, _ids, _cancelled = a_round_of(3000, cancel_every=5)
+    node = state.placed
+    hops = 0
+    while node is not None:
+        block = node.seq // SHORTCUT_BLOCK
+        between = node.previous
+        while between is not None and between is not node.shortcut:
+            assert between.seq // SHORTCUT_BLOCK == block
+            between = between.previous
+        assert node.shortcut is between
+        assert node.shortcut is None or node.shortcut.seq // SHORTCUT_BLOCK < block
+        node = node.shortcut
+        hops += 1
+    assert hops <= state.version // SHORTCUT_BLOCK + 1
 
 
 def test_the_outcome_needs_no_more_bets_first() -> None:
